@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The one error type every reader raises, and the warning list they fill."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class FormatError(ValueError):
+    """A file could not be read (or written): names the file and where.
+
+    ``line`` is 1-based for text files, ``offset`` a byte offset for binary
+    ones; either may be None. ``str(err)`` is a complete, user-facing message,
+    e.g. ``walk.raa:812: weights: expected 4 records, found 3``.
+    """
+
+    def __init__(self, message: str, *, path: str | Path | None = None,
+                 line: int | None = None, offset: int | None = None):
+        self.message = message
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.offset = offset
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = Path(self.path).name if self.path else "<data>"
+        if self.line is not None:
+            where += f":{self.line}"
+        if self.offset is not None:
+            where += f" (byte offset {self.offset})"
+        return f"{where}: {self.message}"
+
+    def with_path(self, path: str | Path) -> "FormatError":
+        """Return the same error attributed to ``path`` (readers of bytes use this)."""
+        return FormatError(self.message, path=path, line=self.line, offset=self.offset)
+
+
+@dataclass
+class Warnings:
+    """Non-fatal findings collected while reading or writing."""
+
+    items: list[str] = field(default_factory=list)
+
+    def add(self, message: str) -> None:
+        self.items.append(message)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
