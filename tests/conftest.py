@@ -1,6 +1,52 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
+"""Shared fixtures.
+
+Blender-side tests use ``bpy_ext``: it builds the extension zip with
+Blender's own tool, points BLENDER_USER_RESOURCES at a temporary directory,
+imports bpy and installs the zip into the user repository, enabled, exactly
+as a user would. ``bpy`` is imported nowhere else in the test process.
+"""
+from __future__ import annotations
+
+import importlib
+import os
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
+SAMPLES = ROOT / "samples"
+EXT_MODULE = "bl_ext.user_default.legacy_skin_io"
+
+
+@pytest.fixture(scope="session")
+def bpy_ext(tmp_path_factory):
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import build as build_tool
+    finally:
+        sys.path.pop(0)
+    zip_path = build_tool.build(tmp_path_factory.mktemp("dist"))
+    os.environ["BLENDER_USER_RESOURCES"] = str(tmp_path_factory.mktemp("blender_user"))
+    import bpy
+
+    result = bpy.ops.extensions.package_install_files(
+        filepath=str(zip_path), repo="user_default", enable_on_install=True)
+    assert result == {"FINISHED"}
+    assert EXT_MODULE in bpy.context.preferences.addons.keys()
+    return bpy
+
+
+@pytest.fixture
+def ext(bpy_ext):
+    """The installed extension package (``bl_ext.user_default.legacy_skin_io``)."""
+    return importlib.import_module(EXT_MODULE)
+
+
+@pytest.fixture
+def bpy(bpy_ext):
+    """bpy with an empty scene (extensions stay enabled)."""
+    bpy_ext.ops.wm.read_homefile(use_empty=True)
+    return bpy_ext

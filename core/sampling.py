@@ -1,0 +1,217 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Keyframe sampling, many tracks and many frames per call.
+
+Two semantics:
+
+* ``RiteClip``: the RiTE runtime (seed 000, ``Animator.updateAnimation``):
+  integer frames, cyclic previous/next key search, span and offset measured
+  through the wrap with the frame count, ``slerpNoInvert``.
+* ``TimeChannels``: time-based keys as in DirectX .X: linear for vectors,
+  slerp (shortest path) or Blender's per-component nlerp for rotations,
+  hold before the first and after the last key.
+
+All tracks of a clip are packed into flat arrays (keys sorted by track, then
+time) and sampled with a single ``searchsorted`` over (track, time) pairs, so
+the cost is a handful of numpy passes whatever the number of tracks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import quat
+
+
+def _pack(times_per_track: list[np.ndarray], values_per_track: list[np.ndarray], width: int):
+    counts = np.array([len(t) for t in times_per_track], dtype=np.int64)
+    if np.any(counts == 0):
+        raise ValueError("every track needs at least one key")
+    starts = np.concatenate(([0], np.cumsum(counts)))
+    times = np.concatenate([np.asarray(t, dtype=np.float64) for t in times_per_track]) if len(counts) else np.zeros(0)
+    values = (np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1, width) for v in values_per_track])
+              if len(counts) else np.zeros((0, width)))
+    track_of_key = np.repeat(np.arange(len(counts)), counts)
+    # sort keys by (track, time) in case a track was given out of order
+    order = np.lexsort((times, track_of_key))
+    return times[order], values[order], starts, track_of_key[order]
+
+
+def _locate(times, starts, track_of_key, query):
+    """For every (track, query time): index of the first key later than the
+    query (global, may equal the track's end), as a (F, T) array."""
+    n_tracks = len(starts) - 1
+    if len(times) == 0:
+        return np.zeros((len(query), 0), dtype=np.int64)
+    # Map (track, time) to one sortable number: rank the distinct times
+    # jointly so the encoding is exact for any float times.
+    all_t = np.concatenate((times, query))
+    uniq = np.unique(all_t)
+    key_rank = np.searchsorted(uniq, times)
+    q_rank = np.searchsorted(uniq, query)
+    stride = len(uniq) + 1
+    key_code = track_of_key * stride + key_rank
+    q_code = np.arange(n_tracks)[None, :] * stride + q_rank[:, None]
+    return np.searchsorted(key_code, q_code, side="right")
+
+
+@dataclass
+class RiteClip:
+    """A RiTE animation: rotation tracks on integer frames, ``frame_count``."""
+
+    frame_count: int
+    times: np.ndarray          # (M,) key frames, grouped by track, ascending
+    rotations: np.ndarray      # (M, 4) x y z w, as given (not normalised)
+    starts: np.ndarray         # (T + 1,) offsets of each track's keys
+    track_of_key: np.ndarray   # (M,)
+
+    @classmethod
+    def from_tracks(cls, frame_count: int, frames: list, rotations: list) -> "RiteClip":
+        t, v, s, tk = _pack(frames, rotations, 4)
+        for i in range(len(s) - 1):
+            f = t[s[i]:s[i + 1]]
+            if np.any(np.diff(f) == 0):
+                raise ValueError(f"track {i}: two keys on one frame")
+        return cls(int(frame_count), t, v, s, tk)
+
+    @property
+    def n_tracks(self) -> int:
+        return len(self.starts) - 1
+
+    def sample(self, frames) -> np.ndarray:
+        """Rotations (F, T, 4) of every track at every frame in ``frames``.
+
+        Exactly the seed's ``updateAnimation`` for one frame: the key on the
+        frame if there is one, else ``slerpNoInvert(prev, next, off/span)``
+        with prev/next searched cyclically and span/off through the wrap.
+        One documented difference: a track whose previous and next key are
+        the same key (a single-key track) holds that key, where the 2006 code
+        divides by a zero span and produces NaN.
+        """
+        q = np.asarray(frames, dtype=np.float64).reshape(-1)
+        T = self.n_tracks
+        pos = _locate(self.times, self.starts, self.track_of_key, q)           # (F, T)
+        start = self.starts[:-1][None, :]
+        end = self.starts[1:][None, :]
+        has_le = pos > start
+        exact = has_le & (self.times[np.maximum(pos - 1, 0)] == q[:, None])
+        prev = np.where(has_le, pos - 1, end - 1)
+        nxt = np.where(pos < end, pos, start)
+        pf = self.times[prev]
+        nf = self.times[nxt]
+        n = float(self.frame_count)
+        span = np.where(nf < pf, n - pf + nf, nf - pf)
+        qq = np.broadcast_to(q[:, None], pos.shape)
+        off = np.where(qq < pf, n - pf + qq, qq - pf)
+        same = prev == nxt
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(same | (span == 0), 0.0, off / np.where(span == 0, 1.0, span))
+        out = quat.slerp_no_invert(self.rotations[prev], self.rotations[nxt], t)
+        out = np.where((exact | same)[..., None], self.rotations[np.where(exact, pos - 1, prev)], out)
+        return out.reshape(len(q), T, 4)
+
+
+def sample_linear(times, values, starts, track_of_key, query, rot_mode: str | None = None) -> np.ndarray:
+    """Time-based sampling of packed channels: (F, T, width).
+
+    Holds the first value before the first key and the last after the last
+    key. ``rot_mode`` None for vectors (linear), ``"slerp"`` (shortest path)
+    or ``"nlerp"`` (Blender: per-component lerp, normalised) for quaternions.
+    """
+    q = np.asarray(query, dtype=np.float64).reshape(-1)
+    pos = _locate(times, starts, track_of_key, q)
+    start = starts[:-1][None, :]
+    end = starts[1:][None, :]
+    before = pos <= start
+    after = pos >= end
+    i0 = np.where(before, start, np.where(after, end - 1, pos - 1))
+    i1 = np.where(before | after, i0, pos)
+    t0, t1 = times[i0], times[i1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(i0 == i1, 0.0, (q[:, None] - t0) / np.where(t1 == t0, 1.0, t1 - t0))
+    a, b = values[i0], values[i1]
+    if rot_mode is None:
+        return a + (b - a) * t[..., None]
+    if rot_mode == "slerp":
+        return quat.slerp_shortest(a, b, t)
+    if rot_mode == "nlerp":
+        return quat.nlerp_blender(a, b, t)
+    raise ValueError(f"unknown rotation interpolation {rot_mode!r}")
+
+
+@dataclass
+class Channels:
+    """Packed time-based channels of one kind (rotation, translation or scale)."""
+
+    times: np.ndarray
+    values: np.ndarray
+    starts: np.ndarray
+    track_of_key: np.ndarray
+    targets: np.ndarray  # (T,) joint index of each track
+
+    @classmethod
+    def from_tracks(cls, targets, times: list, values: list, width: int) -> "Channels":
+        t, v, s, tk = _pack(times, values, width)
+        return cls(t, v, s, tk, np.asarray(targets, dtype=np.int64))
+
+    @classmethod
+    def empty(cls, width: int) -> "Channels":
+        return cls(np.zeros(0), np.zeros((0, width)), np.zeros(1, dtype=np.int64),
+                   np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+    def sample(self, query, rot_mode: str | None = None) -> np.ndarray:
+        return sample_linear(self.times, self.values, self.starts, self.track_of_key, query, rot_mode)
+
+
+@dataclass
+class TimeClip:
+    """An .X-style clip: per-joint rotation/translation/scale channels on a
+    time axis. Joints without a channel keep their rest component."""
+
+    rotation: Channels
+    translation: Channels
+    scale: Channels
+
+    def sample_local(self, query, rest_rotation, rest_translation, rest_scale,
+                     rot_mode: str = "slerp") -> np.ndarray:
+        """Local matrices (F, J, 4, 4) = T @ R @ S at every query time.
+
+        ``rest_*`` (J, 4)/(J, 3)/(J, 3) give the components of joints or
+        channels that have no keys."""
+        q = np.asarray(query, dtype=np.float64).reshape(-1)
+        F = len(q)
+        r = np.broadcast_to(np.asarray(rest_rotation, dtype=np.float64), (F,) + np.shape(rest_rotation)).copy()
+        t = np.broadcast_to(np.asarray(rest_translation, dtype=np.float64), (F,) + np.shape(rest_translation)).copy()
+        s = np.broadcast_to(np.asarray(rest_scale, dtype=np.float64), (F,) + np.shape(rest_scale)).copy()
+        if len(self.rotation.targets):
+            r[:, self.rotation.targets] = self.rotation.sample(q, rot_mode)
+        if len(self.translation.targets):
+            t[:, self.translation.targets] = self.translation.sample(q)
+        if len(self.scale.targets):
+            s[:, self.scale.targets] = self.scale.sample(q)
+        return compose_trs(t, r, s)
+
+
+def compose_trs(t, r, s) -> np.ndarray:
+    """T @ R @ S for column vectors: (..., 3), (..., 4), (..., 3) -> (..., 4, 4)."""
+    m = quat.to_mat4(r, t)
+    m[..., :3, :3] *= np.asarray(s)[..., None, :]
+    return m
+
+
+def decompose_trs(m):
+    """Inverse of ``compose_trs`` for matrices without shear.
+
+    A negative determinant is folded into the x scale, so that R is a proper
+    rotation. Returns (t (..., 3), r (..., 4), s (..., 3)).
+    """
+    m = np.asarray(m, dtype=np.float64)
+    t = m[..., :3, 3].copy()
+    basis = m[..., :3, :3]
+    s = np.linalg.norm(basis, axis=-2)
+    det = np.linalg.det(basis)
+    s[..., 0] = np.where(det < 0.0, -s[..., 0], s[..., 0])
+    safe = np.where(s == 0.0, 1.0, s)
+    rot = basis / safe[..., None, :]
+    r = quat.from_mat3(rot)
+    return t, r, s

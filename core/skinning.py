@@ -1,0 +1,330 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Skinning over flat arrays: V vertices with up to K influences.
+
+Influences are padded (V, K) arrays of joint indices and weights (unused
+slots have weight 0). Two weight policies:
+
+* ``"blender"``: weights divided by their sum; a vertex whose weights sum to
+  at most 1e-4 stays where it is (Blender's Armature modifier).
+* ``"rite"``: weights used as given (the RiTE runtime does not renormalise).
+
+Linear blend skinning blends the 3x4 skinning matrices per vertex and applies
+the blend once; it runs in float32 or float64 (the dtype of the inputs) on
+chunks of vertices spread over threads (numpy releases the GIL).
+Dual-quaternion skinning follows Blender's "Preserve Volume" code path.
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import quat
+
+BLENDER_MIN_CONTRIB = 1e-4
+_CHUNK = 32768
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1)))
+    return _POOL
+
+
+@dataclass
+class Influences:
+    joints: np.ndarray   # (V, K) int32
+    weights: np.ndarray  # (V, K) float
+
+    @property
+    def n_vertices(self) -> int:
+        return self.joints.shape[0]
+
+    @classmethod
+    def from_sparse(cls, n_vertices: int, vertex, joint, weight, dtype=np.float64) -> "Influences":
+        """Pad (vertex, joint, weight) triples into (V, K) arrays.
+
+        Several triples naming the same (vertex, joint) are summed, as
+        Blender's vertex groups would hold one weight per pair."""
+        vertex = np.asarray(vertex, dtype=np.int64)
+        joint = np.asarray(joint, dtype=np.int64)
+        weight = np.asarray(weight, dtype=np.float64)
+        if len(vertex) and (vertex.min() < 0 or vertex.max() >= n_vertices):
+            raise ValueError("influence vertex index out of range")
+        if len(vertex):
+            n_j = int(joint.max()) + 1
+            pair = vertex * n_j + joint
+            uniq, inv = np.unique(pair, return_inverse=True)
+            weight = np.bincount(inv, weights=weight, minlength=len(uniq))
+            vertex, joint = uniq // n_j, uniq % n_j
+        counts = np.bincount(vertex, minlength=n_vertices)
+        K = max(1, int(counts.max()) if len(counts) else 1)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        order = np.argsort(vertex, kind="stable")
+        slot = np.arange(len(vertex)) - starts[vertex[order]]
+        joints = np.zeros((n_vertices, K), dtype=np.int32)
+        weights = np.zeros((n_vertices, K), dtype=dtype)
+        joints[vertex[order], slot] = joint[order]
+        weights[vertex[order], slot] = weight[order]
+        return cls(joints, weights)
+
+    def policy_weights(self, policy: str) -> tuple[np.ndarray, np.ndarray]:
+        """(weights to use (V, K), moving (V,) bool) under a weight policy."""
+        w = self.weights
+        if policy == "rite":
+            return w, np.ones(len(w), dtype=bool)
+        if policy == "blender":
+            total = w.sum(axis=1, dtype=np.float64)
+            moving = total > BLENDER_MIN_CONTRIB
+            scale = np.where(moving, 1.0 / np.where(moving, total, 1.0), 0.0).astype(w.dtype)
+            return w * scale[:, None], moving
+        raise ValueError(f"unknown weight policy {policy!r}")
+
+
+def _lbs_chunk(out_p, out_n, pos, nrm, joints, weights, mats, lo, hi):
+    j = joints[lo:hi]
+    w = weights[lo:hi]
+    blend = np.take(mats, j[:, 0], axis=0)
+    blend *= w[:, 0, None]
+    for k in range(1, j.shape[1]):
+        blend += np.take(mats, j[:, k], axis=0) * w[:, k, None]
+    p = pos[lo:hi]
+    x, y, z = p[:, 0:1], p[:, 1:2], p[:, 2:3]
+    # blend is (n, 12): rows of the 3x4 matrix
+    res = out_p[lo:hi]
+    np.multiply(blend[:, 0:12:4], x, out=res)
+    res += blend[:, 1:12:4] * y
+    res += blend[:, 2:12:4] * z
+    res += blend[:, 3:12:4]
+    if out_n is not None:
+        n = nrm[lo:hi]
+        rn = out_n[lo:hi]
+        np.multiply(blend[:, 0:12:4], n[:, 0:1], out=rn)
+        rn += blend[:, 1:12:4] * n[:, 1:2]
+        rn += blend[:, 2:12:4] * n[:, 2:3]
+
+
+def linear_blend(positions: np.ndarray, matrices: np.ndarray, influences: Influences,
+                 policy: str = "blender", normals: np.ndarray | None = None,
+                 normal_matrices: np.ndarray | None = None, threads: bool = True):
+    """Linear blend skinning.
+
+    positions (V, 3); matrices (J, 4, 4) skinning matrices (world @ bind^-1);
+    normals (V, 3) optional, transformed by the blended 3x3 parts of
+    ``normal_matrices`` (default: the inverse transpose of each skinning
+    matrix, which equals the rotation part for rigid transforms) and
+    normalised. Returns (positions, normals or None) in the positions' dtype.
+    """
+    dtype = positions.dtype if positions.dtype in (np.float32, np.float64) else np.float64
+    pos = np.ascontiguousarray(positions, dtype=dtype)
+    w, moving = influences.policy_weights(policy)
+    w = np.ascontiguousarray(w, dtype=dtype)
+    mats = np.ascontiguousarray(np.asarray(matrices)[:, :3, :4].reshape(-1, 12), dtype=dtype)
+    V = len(pos)
+    out_p = np.empty((V, 3), dtype=dtype)
+    out_n = None
+    nrm = None
+    n_mats = None
+    if normals is not None:
+        nrm = np.ascontiguousarray(normals, dtype=dtype)
+        out_n = np.empty((V, 3), dtype=dtype)
+        if normal_matrices is None:
+            lin = np.asarray(matrices, dtype=np.float64)[:, :3, :3]
+            normal_matrices = np.swapaxes(np.linalg.inv(lin), -1, -2)
+        n_mats = np.zeros((len(mats), 3, 4), dtype=dtype)
+        n_mats[:, :, :3] = normal_matrices
+        n_mats = n_mats.reshape(-1, 12)
+    bounds = [(lo, min(V, lo + _CHUNK)) for lo in range(0, V, _CHUNK)]
+
+    def run(b):
+        lo, hi = b
+        _lbs_chunk(out_p, None, pos, None, influences.joints, w, mats, lo, hi)
+        if out_n is not None:
+            _lbs_chunk(out_n, None, nrm, None, influences.joints, w, n_mats, lo, hi)
+
+    if threads and len(bounds) > 1:
+        list(_pool().map(run, bounds))
+    else:
+        for b in bounds:
+            run(b)
+    if not moving.all():
+        still = ~moving
+        out_p[still] = pos[still]
+        if out_n is not None:
+            out_n[still] = nrm[still]
+    if out_n is not None:
+        norm = np.linalg.norm(out_n, axis=1, keepdims=True)
+        out_n /= np.where(norm > 0, norm, 1)
+    return out_p, out_n
+
+
+# --- dual quaternions (Blender's "Preserve Volume") --------------------------
+# Quaternions in this section follow Blender's DualQuat layout internally
+# (w, x, y, z) to mirror math_rotation_c.cc line by line.
+
+def _blender_mat3_to_quat_wxyz(m: np.ndarray) -> np.ndarray:
+    """Blender's ``mat4_to_quat``: normalise the columns, negate a mirrored
+    basis, then ``mat3_normalized_to_quat_fast`` (result has w >= 0).
+
+    ``m`` is (..., 3, 3) for column vectors (m[..., row, col])."""
+    m = np.asarray(m, dtype=np.float64)
+    m = m / np.linalg.norm(m, axis=-2, keepdims=True)
+    det = np.linalg.det(m)
+    m = np.where((det < 0.0)[..., None, None], -m, m)
+    # Blender indexes mat[col][row]; b[c][r] == m[r, c]
+    b = np.swapaxes(m, -1, -2)
+    q = np.empty(m.shape[:-2] + (4,))
+    b00, b11, b22 = b[..., 0, 0], b[..., 1, 1], b[..., 2, 2]
+    c_a = (b22 < 0.0) & (b00 > b11)
+    c_b = (b22 < 0.0) & ~(b00 > b11)
+    c_c = ~(b22 < 0.0) & (b00 < -b11)
+    c_d = ~(b22 < 0.0) & ~(b00 < -b11)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tr = 1.0 + b00 - b11 - b22
+        s = 2.0 * np.sqrt(np.maximum(tr, 0.0))
+        s = np.where(b[..., 1, 2] < b[..., 2, 1], -s, s)
+        qa = np.stack(((b[..., 1, 2] - b[..., 2, 1]) / s, 0.25 * s,
+                       (b[..., 0, 1] + b[..., 1, 0]) / s, (b[..., 2, 0] + b[..., 0, 2]) / s), axis=-1)
+        tr = 1.0 - b00 + b11 - b22
+        s = 2.0 * np.sqrt(np.maximum(tr, 0.0))
+        s = np.where(b[..., 2, 0] < b[..., 0, 2], -s, s)
+        qb = np.stack(((b[..., 2, 0] - b[..., 0, 2]) / s, (b[..., 0, 1] + b[..., 1, 0]) / s,
+                       0.25 * s, (b[..., 1, 2] + b[..., 2, 1]) / s), axis=-1)
+        tr = 1.0 - b00 - b11 + b22
+        s = 2.0 * np.sqrt(np.maximum(tr, 0.0))
+        s = np.where(b[..., 0, 1] < b[..., 1, 0], -s, s)
+        qc = np.stack(((b[..., 0, 1] - b[..., 1, 0]) / s, (b[..., 2, 0] + b[..., 0, 2]) / s,
+                       (b[..., 1, 2] + b[..., 2, 1]) / s, 0.25 * s), axis=-1)
+        tr = 1.0 + b00 + b11 + b22
+        s = 2.0 * np.sqrt(np.maximum(tr, 0.0))
+        qd = np.stack((0.25 * s, (b[..., 1, 2] - b[..., 2, 1]) / s,
+                       (b[..., 2, 0] - b[..., 0, 2]) / s, (b[..., 0, 1] - b[..., 1, 0]) / s), axis=-1)
+    q = np.where(c_a[..., None], qa, np.where(c_b[..., None], qb, np.where(c_c[..., None], qc, qd)))
+    n = np.linalg.norm(q, axis=-1, keepdims=True)
+    return np.where(np.abs(n * n - 1.0) >= 0.0006, q / n, q)
+
+
+def _orthogonalize_y(m3: np.ndarray) -> np.ndarray:
+    """Blender's ``orthogonalize_m4(m, 1)`` on the 3x3 part (columns are the
+    axes): keep Y, rebuild Z = X x Y and X = Y x Z (scale irrelevant here)."""
+    x, y = m3[..., :, 0], m3[..., :, 1]
+    y = y / np.linalg.norm(y, axis=-1, keepdims=True)
+    z = np.cross(x, y)
+    z = z / np.linalg.norm(z, axis=-1, keepdims=True)
+    x = np.cross(y, z)
+    return np.stack((x, y, z), axis=-1)
+
+
+def _quat_wxyz_to_mat3(q):
+    return quat.to_mat3(np.concatenate((q[..., 1:], q[..., :1]), axis=-1))
+
+
+def _qmul_wxyz(a, b):
+    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+    return np.stack((aw * bw - ax * bx - ay * by - az * bz,
+                     aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw), axis=-1)
+
+
+def blender_dual_quats(skin: np.ndarray, rest: np.ndarray):
+    """Blender's ``mat4_to_dquat(rest, skin)`` for every bone.
+
+    skin (J, 4, 4): deform matrices pose @ rest^-1; rest (J, 4, 4): bone
+    rest matrices in armature space. Returns (quat (J,4) wxyz, trans (J,4),
+    scale (J,4,4), has_scale (J,) bool)."""
+    skin = np.asarray(skin, dtype=np.float64)
+    rest = np.asarray(rest, dtype=np.float64)
+    J = len(skin)
+    base_rs = skin @ rest
+    size = np.linalg.norm(base_rs[:, :3, :3], axis=-2)
+    m3 = skin[:, :3, :3]
+    orth_err = np.abs(m3 @ np.swapaxes(m3, -1, -2) - np.eye(3)).max(axis=(-1, -2))
+    has_scale = (orth_err > 1e-5) | (np.linalg.det(skin) < 0.0) | (np.sum((size - 1.0) ** 2, axis=-1) > 1e-8)
+    R = skin.copy()
+    scale = np.tile(np.eye(4), (J, 1, 1))
+    if has_scale.any():
+        i = np.nonzero(has_scale)[0]
+        basequat = _blender_mat3_to_quat_wxyz(_orthogonalize_y(base_rs[i, :3, :3]))
+        base_r = np.tile(np.eye(4), (len(i), 1, 1))
+        base_r[:, :3, :3] = _quat_wxyz_to_mat3(basequat)
+        base_r[:, :3, 3] = base_rs[i, :3, 3]
+        base_inv = np.linalg.inv(rest[i])
+        R[i] = base_r @ base_inv
+        S = np.linalg.inv(base_r) @ base_rs[i]
+        scale[i] = rest[i] @ S @ base_inv
+    q = _blender_mat3_to_quat_wxyz(R[:, :3, :3])
+    t = R[:, :3, 3]
+    tq = np.concatenate((np.zeros((J, 1)), t), axis=-1)
+    trans = 0.5 * _qmul_wxyz(tq, q)
+    return q, trans, scale, has_scale
+
+
+def dual_quaternion(positions: np.ndarray, skin: np.ndarray, rest: np.ndarray,
+                    influences: Influences, policy: str = "blender"):
+    """Dual-quaternion skinning exactly as Blender's Armature modifier with
+    "Preserve Volume": per-bone dual quaternions from ``mat4_to_dquat``,
+    the scale pivot fix at each vertex, accumulation in influence order with
+    the running-sum hemisphere flip, division by the total weight, and
+    ``mul_v3m3_dq``. Returns positions (V, 3) float64."""
+    pos = np.asarray(positions, dtype=np.float64)
+    q_b, t_b, s_b, has_s = blender_dual_quats(skin, rest)
+    joints = influences.joints
+    w_all = influences.weights.astype(np.float64)
+    V, K = joints.shape
+    sum_q = np.zeros((V, 4))
+    sum_t = np.zeros((V, 4))
+    total = np.zeros(V)
+    for k in range(K):
+        j = joints[:, k]
+        w = w_all[:, k]
+        used = w != 0.0
+        qk = q_b[j]
+        tk = t_b[j].copy()
+        sk = has_s[j] & used
+        if sk.any():
+            sm = s_b[j[sk]]
+            p = pos[sk]
+            dst = np.einsum("nij,nj->ni", sm[:, :3, :3], p) + sm[:, :3, 3] - p
+            dq = np.concatenate((np.zeros((len(p), 1)), dst), axis=-1)
+            tk[sk] += 0.5 * _qmul_wxyz(qk[sk], dq)
+        flip = np.sum(qk * sum_q, axis=-1) < 0.0
+        we = np.where(flip, -w, w)
+        we = np.where(used, we, 0.0)
+        sum_q += we[:, None] * qk
+        sum_t += we[:, None] * tk
+        total += np.where(used, w, 0.0)
+    if policy == "blender":
+        moving = total > BLENDER_MIN_CONTRIB
+        div = np.where(moving, total, 1.0)
+    elif policy == "rite":
+        moving = np.ones(V, dtype=bool)
+        div = np.ones(V)
+    else:
+        raise ValueError(f"unknown weight policy {policy!r}")
+    q = sum_q / div[:, None]
+    t = sum_t / div[:, None]
+    w_, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+    t0, t1, t2, t3 = t[:, 0], t[:, 1], t[:, 2], t[:, 3]
+    M = np.empty((V, 3, 3))
+    M[:, 0, 0] = w_ * w_ + x * x - y * y - z * z
+    M[:, 0, 1] = 2 * (x * y - w_ * z)
+    M[:, 0, 2] = 2 * (x * z + w_ * y)
+    M[:, 1, 0] = 2 * (x * y + w_ * z)
+    M[:, 1, 1] = w_ * w_ + y * y - x * x - z * z
+    M[:, 1, 2] = 2 * (y * z - w_ * x)
+    M[:, 2, 0] = 2 * (x * z - w_ * y)
+    M[:, 2, 1] = 2 * (y * z + w_ * x)
+    M[:, 2, 2] = w_ * w_ + z * z - x * x - y * y
+    len2 = np.sum(q * q, axis=-1)
+    len2 = np.where(len2 > 0, 1.0 / np.where(len2 > 0, len2, 1.0), 0.0)
+    tv = np.stack((2 * (-t0 * x + w_ * t1 - t2 * z + y * t3),
+                   2 * (-t0 * y + t1 * z - x * t3 + w_ * t2),
+                   2 * (-t0 * z + x * t2 + w_ * t3 - t1 * y)), axis=-1)
+    out = (np.einsum("nij,nj->ni", M, pos) + tv) * len2[:, None]
+    return np.where(moving[:, None], out, pos)

@@ -1,0 +1,255 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Tokenizer for binary .X data: little-endian WORD token ids.
+
+The whole body is tokenized up front (one Python step per token; the large
+INTEGER_LIST / FLOAT_LIST payloads are never touched per number: they are
+read with ``np.frombuffer`` when the parser asks for numbers). Every length
+and count is checked against the bytes left before it is used.
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from .tokens import (CLOSE, EOF, GUID, NAME, NUM, OPEN, OTHER, STRING,
+                     TokenStream, decode_name)
+
+TOKEN_NAME = 1
+TOKEN_STRING = 2
+TOKEN_INTEGER = 3
+TOKEN_GUID = 5
+TOKEN_INTEGER_LIST = 6
+TOKEN_FLOAT_LIST = 7
+TOKEN_OBRACE = 10
+TOKEN_CBRACE = 11
+TOKEN_COMMA = 19
+TOKEN_SEMICOLON = 20
+TOKEN_TEMPLATE = 31
+
+_OTHER_IDS = frozenset(range(12, 19)) | frozenset(range(40, 53))
+_U16 = struct.Struct("<H")
+_U32 = struct.Struct("<I")
+
+
+class BinaryTokens(TokenStream):
+    """Tokens of a binary .X body ``data[start:]``.
+
+    ``base_offset`` is added to reported byte offsets (16 for an uncompressed
+    file, so offsets are file offsets; 0 for decompressed data).
+    """
+
+    def __init__(self, data: bytes, start: int, float_size: int, path=None,
+                 base_offset: int = 0, where_note: str = ""):
+        self.path = path
+        self.where_note = where_note
+        self.data = data
+        self.base = base_offset - start
+        self.fsize = 8 if float_size == 64 else 4
+        self.kinds: list[str] = []
+        self.values: list = []
+        self.offsets: list[int] = []
+        self._tokenize(start)
+        self.n = len(self.kinds)
+        counts = np.zeros(self.n + 1, dtype=np.int64)
+        for k, (kind, value) in enumerate(zip(self.kinds, self.values)):
+            if kind == NUM:
+                counts[k] = value[1]
+        self.num_suffix = np.cumsum(counts[::-1])[::-1]
+        self.i = 0
+        self.cursor = 0  # numbers already consumed from the current list token
+
+    # -- tokenizing ------------------------------------------------------
+    def _fail(self, message: str, offset: int):
+        return self.error(message, offset)
+
+    def _tokenize(self, p: int) -> None:
+        data, end, fsize = self.data, len(self.data), self.fsize
+        kinds, values, offsets = self.kinds, self.values, self.offsets
+        u16, u32 = _U16.unpack_from, _U32.unpack_from
+        while p < end:
+            if end - p < 2:
+                raise self._fail("truncated token id", p)
+            tok = u16(data, p)[0]
+            q = p + 2
+            if tok == TOKEN_SEMICOLON or tok == TOKEN_COMMA:
+                p = q
+                continue
+            if tok == TOKEN_OBRACE or tok == TOKEN_CBRACE:
+                kinds.append(OPEN if tok == TOKEN_OBRACE else CLOSE)
+                values.append(None)
+            elif tok == TOKEN_NAME or tok == TOKEN_STRING:
+                if end - q < 4:
+                    raise self._fail("truncated NAME/STRING length", p)
+                length = u32(data, q)[0]
+                q += 4
+                if length > end - q:
+                    raise self._fail(f"NAME/STRING length {length} runs past the end of the data", p)
+                kinds.append(NAME if tok == TOKEN_NAME else STRING)
+                values.append(bytes(data[q:q + length]))
+                q += length
+            elif tok == TOKEN_INTEGER:
+                if end - q < 4:
+                    raise self._fail("truncated INTEGER token", p)
+                kinds.append(NUM)
+                values.append((q, 1, False))
+                q += 4
+            elif tok == TOKEN_INTEGER_LIST or tok == TOKEN_FLOAT_LIST:
+                if end - q < 4:
+                    raise self._fail("truncated list count", p)
+                count = u32(data, q)[0]
+                q += 4
+                size = 4 if tok == TOKEN_INTEGER_LIST else fsize
+                if count * size > end - q:
+                    kind = "INTEGER_LIST" if tok == TOKEN_INTEGER_LIST else "FLOAT_LIST"
+                    raise self._fail(f"{kind} of {count} values runs past the end of the data "
+                                     f"({end - q} bytes left)", p)
+                if count:
+                    kinds.append(NUM)
+                    values.append((q, count, tok == TOKEN_FLOAT_LIST))
+                else:
+                    p = q
+                    continue
+                q += count * size
+            elif tok == TOKEN_GUID:
+                if end - q < 16:
+                    raise self._fail("truncated GUID token", p)
+                kinds.append(GUID)
+                values.append(bytes(data[q:q + 16]))
+                q += 16
+            elif tok == TOKEN_TEMPLATE:
+                kinds.append(NAME)
+                values.append(b"template")
+            elif tok in _OTHER_IDS:
+                kinds.append(OTHER)
+                values.append(tok)
+            else:
+                raise self._fail(f"unknown binary token id {tok}", p)
+            offsets.append(p)
+            p = q
+
+    # -- position --------------------------------------------------------
+    def here(self):
+        return (self.i, self.cursor)
+
+    def reset(self, mark) -> None:
+        self.i, self.cursor = mark
+
+    def position(self, mark=None) -> dict:
+        if isinstance(mark, int):  # raw byte offset (tokenizer errors)
+            return {"offset": mark + self.base}
+        i, cursor = (self.i, self.cursor) if mark is None else mark
+        if i >= len(self.offsets):
+            return {"offset": len(self.data) + self.base}
+        offset = self.offsets[i]
+        if cursor:
+            start, _count, is_float = self.values[i]
+            offset = start + cursor * (self.fsize if is_float else 4)
+        return {"offset": offset + self.base}
+
+    # -- structure -------------------------------------------------------
+    def kind(self) -> str:
+        return self.kinds[self.i] if self.i < self.n else EOF
+
+    def describe(self) -> str:
+        k = self.kind()
+        if k in (NAME, STRING):
+            return f"{k} {decode_name(self.values[self.i][:40])!r}"
+        return k if k in (EOF, NUM, GUID, OTHER) else repr(k)
+
+    def advance(self) -> None:
+        self.i += 1
+        self.cursor = 0
+
+    def word(self) -> str:
+        v = self.values[self.i]
+        self.advance()
+        return decode_name(v)
+
+    def string(self, what: str) -> str:
+        if self.kind() != STRING:
+            raise self.error(f"{what}: expected a string, found {self.describe()}")
+        return self.word()
+
+    def skip_block(self) -> None:
+        kinds, i, n, depth = self.kinds, self.i, self.n, 1
+        while i < n:
+            k = kinds[i]
+            i += 1
+            if k == OPEN:
+                depth += 1
+            elif k == CLOSE:
+                depth -= 1
+                if depth == 0:
+                    self.i, self.cursor = i, 0
+                    return
+        self.i, self.cursor = n, 0
+        raise self.error("unexpected end of data inside a block (missing '}')")
+
+    # -- numbers ---------------------------------------------------------
+    def numbers_left(self) -> int:
+        return int(self.num_suffix[self.i]) - self.cursor if self.i < self.n else 0
+
+    def _collect(self, n: int, what: str, kind_word: str):
+        """Up to n numbers as a list of (array, is_float) parts; raises if short."""
+        parts = []
+        need = n
+        start_mark = self.here()
+        while need:
+            if self.i >= self.n or self.kinds[self.i] != NUM:
+                raise self.error(f"{what}: expected {n} {kind_word}s, found {n - need} "
+                                 f"then {self.describe()}")
+            start, count, is_float = self.values[self.i]
+            take = min(count - self.cursor, need)
+            if is_float:
+                dtype = "<f8" if self.fsize == 8 else "<f4"
+                size = self.fsize
+            else:
+                dtype, size = "<u4", 4
+            parts.append((np.frombuffer(self.data, dtype=dtype, count=take,
+                                        offset=start + self.cursor * size), is_float))
+            need -= take
+            self.cursor += take
+            if self.cursor == count:
+                self.i += 1
+                self.cursor = 0
+        return parts, start_mark
+
+    def read_floats(self, n: int, what: str) -> np.ndarray:
+        if n == 0:
+            return np.zeros(0, dtype=np.float64)
+        if n > self.numbers_left():
+            raise self.error(f"{what}: expected {n} numbers, but only "
+                             f"{self.numbers_left()} are left in the data")
+        parts, _ = self._collect(n, what, "number")
+        if len(parts) == 1:
+            return parts[0][0].astype(np.float64)
+        return np.concatenate([p.astype(np.float64) for p, _f in parts])
+
+    def read_ints(self, n: int, what: str) -> np.ndarray:
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        if n > self.numbers_left():
+            raise self.error(f"{what}: expected {n} integers, but only "
+                             f"{self.numbers_left()} are left in the data")
+        parts, mark = self._collect(n, what, "integer")
+        out = []
+        for arr, is_float in parts:
+            if is_float:
+                as_int = self.check_integral(arr.astype(np.float64))
+                if as_int is None:
+                    raise self.error(f"{what}: expected integers, found a FLOAT_LIST "
+                                     f"with non-integral values", mark)
+                out.append(as_int)
+            else:
+                out.append(arr.astype(np.int64))
+        return out[0] if len(out) == 1 else np.concatenate(out)
+
+    def mark_plus(self, mark, k: int):
+        """The marker k numbers after ``mark`` (for pinpointing a bad value)."""
+        i, cursor = mark
+        k += cursor
+        while i < self.n and self.kinds[i] == NUM and k >= self.values[i][1]:
+            k -= self.values[i][1]
+            i += 1
+        return (i, k)

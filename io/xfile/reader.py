@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Reading .X files: header, decompression, tokenizer choice, error wrapping."""
+from __future__ import annotations
+
+import os
+import re
+
+from ..errors import FormatError
+from . import mszip
+from .binary_tokens import BinaryTokens
+from .model import XFile
+from .parser import Parser
+from .text_tokens import TextTokens
+
+_HEADER = re.compile(rb"^xof (\d{4})(txt |bin |tzip|bzip)(0032|0064)")
+
+
+def parse_header(data: bytes, path=None) -> tuple[str, str, int]:
+    m = _HEADER.match(data[:16])
+    if m is None:
+        if not data.startswith(b"xof "):
+            raise FormatError("not a DirectX .X file (no 'xof ' signature)", path=path, offset=0)
+        raise FormatError(f"unsupported .X header {data[:16]!r}", path=path, offset=0)
+    version = m.group(1).decode("ascii")
+    fmt = m.group(2).decode("ascii").strip()
+    return version, fmt, int(m.group(3))
+
+
+def read_xfile_bytes(data: bytes, path: str | os.PathLike | None = None) -> XFile:
+    """Parse the bytes of a .X file. Any problem raises FormatError with a position."""
+    try:
+        return _read(bytes(data), path)
+    except FormatError:
+        raise
+    except RecursionError:
+        raise FormatError("objects nested too deeply", path=path) from None
+    except MemoryError:
+        raise FormatError("out of memory while reading (absurd sizes?)", path=path) from None
+    except Exception as exc:  # never let anything else escape
+        raise FormatError(f"internal error while reading: {type(exc).__name__}: {exc}",
+                          path=path) from exc
+
+
+def read_xfile(path: str | os.PathLike) -> XFile:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise FormatError(f"cannot read file: {exc.strerror or exc}", path=path) from None
+    return read_xfile_bytes(data, path)
+
+
+def _read(data: bytes, path) -> XFile:
+    version, fmt, float_size = parse_header(data, path)
+    warnings: list[str] = []
+    if version not in ("0302", "0303"):
+        warnings.append(f"unusual .X version {version}; read as 0303")
+    if fmt == "txt":
+        tokens = TextTokens(data, 16, path)
+    elif fmt == "bin":
+        tokens = BinaryTokens(data, 16, float_size, path, base_offset=16)
+    else:
+        body = mszip.decompress(data, path)
+        if fmt == "tzip":
+            tokens = TextTokens(body, 0, path, " (line of the decompressed text)")
+        else:
+            tokens = BinaryTokens(body, 0, float_size, path, base_offset=0,
+                                  where_note=" (offset in the decompressed data)")
+    xfile = XFile(version=version, fmt=fmt, float_size=float_size, warnings=warnings)
+    return Parser(tokens, xfile, is_text=fmt in ("txt", "tzip")).parse()
