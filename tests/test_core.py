@@ -1,0 +1,393 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""core/ without Blender: checked against literal ports of the seed's code."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from legacy_skin_io.core import blend, normals, quat, sampling, skeleton, skinning
+
+# --- literal ports of seed 000 (C#), one value at a time ----------------------
+
+
+def seed_mul(l, r):
+    return [
+        l[1] * r[2] - l[2] * r[1] + l[3] * r[0] + l[0] * r[3],
+        l[2] * r[0] - l[0] * r[2] + l[3] * r[1] + l[1] * r[3],
+        l[0] * r[1] - l[1] * r[0] + l[3] * r[2] + l[2] * r[3],
+        l[3] * r[3] - l[0] * r[0] - l[1] * r[1] - l[2] * r[2],
+    ]
+
+
+def seed_lerp(a, b, t):
+    r = [a[i] * (1 - t) + b[i] * t for i in range(4)]
+    n = math.sqrt(sum(x * x for x in r))
+    return [x / n for x in r]
+
+
+def seed_slerp_no_invert(a, b, t):
+    cos = sum(a[i] * b[i] for i in range(4))
+    if -0.95 < cos < 0.95:
+        angle = math.acos(cos)
+        inv = 1 / math.sin(angle)
+        fa = math.sin(angle * (1 - t)) * inv
+        fb = math.sin(angle * t) * inv
+        return [a[i] * fa + b[i] * fb for i in range(4)]
+    return seed_lerp(a, b, t)
+
+
+def seed_update_track(keys, num_frames, current):
+    """Animator.updateAnimation for one track at one frame (keys sorted)."""
+    for k in keys:  # isKeyFrame / getKeyFrame
+        if current < k[0]:
+            break
+        if current == k[0]:
+            return list(k[1])
+    nxt = keys[0]
+    for k in keys:
+        if current < k[0]:
+            nxt = k
+            break
+    prev = keys[-1]
+    for i, k in enumerate(keys):
+        if current < k[0]:
+            if i != 0:
+                prev = keys[i - 1]
+            break
+    if nxt[0] < prev[0]:
+        span = num_frames - prev[0] + nxt[0]
+    else:
+        span = nxt[0] - prev[0]
+    if current < prev[0]:
+        off = num_frames - prev[0] + current
+    else:
+        off = current - prev[0]
+    return seed_slerp_no_invert(prev[1], nxt[1], off / span)
+
+
+def seed_to_matrix(q):
+    x, y, z, w = q
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (w * y + x * z)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+# --- quaternions ---------------------------------------------------------------
+
+def test_quaternion_product_and_matrices_match_seed():
+    rng = np.random.default_rng(0)
+    a = quat.normalize(rng.normal(size=(50, 4)))
+    b = quat.normalize(rng.normal(size=(50, 4)))
+    prod = quat.mul(a, b)
+    for i in range(50):
+        assert np.allclose(prod[i], seed_mul(a[i], b[i]), atol=1e-15)
+        assert np.allclose(quat.to_mat3(a[i]), seed_to_matrix(a[i]), atol=1e-14)
+    # composition of rotations = product of matrices
+    assert np.allclose(quat.to_mat3(prod), quat.to_mat3(a) @ quat.to_mat3(b), atol=1e-12)
+    # rotate = q (v,0) q*
+    v = rng.normal(size=(50, 3))
+    pure = np.concatenate((v, np.zeros((50, 1))), axis=1)
+    ref = quat.mul(quat.mul(a, pure), quat.conj(a))[:, :3]
+    assert np.allclose(quat.rotate(a, v), ref, atol=1e-12)
+    # matrix round trip (up to sign)
+    back = quat.from_mat3(quat.to_mat3(a))
+    assert np.allclose(np.abs(quat.dot(back, a)), 1.0, atol=1e-12)
+    m4 = quat.to_mat4(a, v)
+    assert np.allclose(m4[:, :3, 3], v) and np.allclose(m4[:, 3], [0, 0, 0, 1])
+
+
+def test_slerp_no_invert_matches_seed_including_opposite_hemispheres():
+    rng = np.random.default_rng(1)
+    a = quat.normalize(rng.normal(size=(400, 4)))
+    b = quat.normalize(rng.normal(size=(400, 4)))
+    b[:100] = -a[:100] + rng.normal(scale=0.01, size=(100, 4))  # dot near -1: lerp branch
+    b[100:150] = a[100:150] + rng.normal(scale=0.01, size=(50, 4))  # dot near 1
+    b = quat.normalize(b)
+    t = rng.uniform(0, 1, size=400)
+    got = quat.slerp_no_invert(a, b, t)
+    for i in range(400):
+        assert np.allclose(got[i], seed_slerp_no_invert(a[i], b[i], t[i]), atol=1e-12)
+    # no hemisphere flip: halfway between q and -q-ish is not q
+    assert quat.dot(got[:100], a[:100]).min() < 0.9
+
+
+def test_shortest_slerp_and_blender_nlerp():
+    a = quat.from_axis_angle([0, 0, 1], 0.0)
+    b = quat.from_axis_angle([0, 0, 1], 2.0)
+    mid = quat.slerp_shortest(a, b, 0.5)
+    assert np.allclose(mid, quat.from_axis_angle([0, 0, 1], 1.0))
+    # shortest path: -b gives the same result
+    assert np.allclose(quat.slerp_shortest(a, -b, 0.5), mid)
+    # nlerp is per component on the stored values: -b goes the other way
+    assert np.allclose(np.abs(quat.dot(quat.nlerp_blender(a, b, 0.5), mid)), 1.0)
+    assert not np.allclose(np.abs(quat.dot(quat.nlerp_blender(a, -b, 0.25), mid)), 1.0)
+    q = np.array([[0, 0, 0, 1.0], [0, 0, 0, -1.0], [0, 0, 0.1, -1.0]])
+    c = quat.make_continuous(q)
+    assert (quat.dot(c[1:], c[:-1]) >= 0).all()
+    assert np.allclose(np.abs(c), np.abs(q))
+
+
+# --- skeletons -----------------------------------------------------------------
+
+def test_skeleton_any_order_cycles_and_missing_parents():
+    sk = skeleton.Skeleton([2, -1, 1, 0], ["c", "root", "mid", "leaf"])
+    assert [list(l) for l in sk.levels] == [[1], [2], [0], [3]]
+    with pytest.raises(skeleton.SkeletonError, match="cycle"):
+        skeleton.Skeleton([1, 0, -1], ["a", "b", "c"])
+    with pytest.raises(skeleton.SkeletonError, match="missing parent"):
+        skeleton.Skeleton([-1, 5], ["a", "b"])
+
+
+def test_world_transforms_match_seed_update_absolutes_for_many_frames():
+    rng = np.random.default_rng(2)
+    J, F = 30, 7
+    parents = np.array([-1] + [int(rng.integers(0, j)) for j in range(1, J)])
+    perm = rng.permutation(J)  # joints listed in any order
+    inv = np.argsort(perm)
+    parents_p = np.array([inv[parents[p]] if parents[p] >= 0 else -1 for p in perm])
+    sk = skeleton.Skeleton(parents_p)
+    ori = quat.normalize(rng.normal(size=(J, 4)))
+    tr = rng.normal(size=(J, 3))
+    rot = quat.normalize(rng.normal(size=(F, J, 4)))
+    world = sk.world(skeleton.rite_local(ori, tr, rot))
+    abs_r, abs_t = skeleton.rite_world_quat(sk, ori, tr, rot)
+    assert np.allclose(world[..., :3, :3], quat.to_mat3(abs_r), atol=1e-12)
+    assert np.allclose(world[..., :3, 3], abs_t, atol=1e-12)
+    # literal recursion for one frame
+    f = 3
+    for j in range(J):
+        chain = []
+        k = j
+        while k >= 0:
+            chain.append(k)
+            k = parents_p[k]
+        r = [0, 0, 0, 1.0]
+        t = np.zeros(3)
+        for k in reversed(chain):
+            local = seed_mul(ori[k], rot[f, k])
+            t = t + quat.rotate(np.array(r), tr[k])
+            r = seed_mul(r, local)
+        assert np.allclose(world[f, j, :3, 3], t, atol=1e-12)
+        assert np.allclose(world[f, j, :3, :3], seed_to_matrix(quat.normalize(np.array(r))), atol=1e-12)
+
+
+# --- sampling ------------------------------------------------------------------
+
+def test_rite_sampling_equals_seed_animator_every_frame():
+    rng = np.random.default_rng(3)
+    frames = 37
+    tracks_f, tracks_q = [], []
+    for k in [1, 2, 3, 5, 9]:
+        f = np.sort(rng.choice(frames, size=k, replace=False))
+        q = quat.normalize(rng.normal(size=(k, 4)))
+        q[rng.random(k) < 0.5] *= -1  # opposite hemispheres stay as given
+        tracks_f.append(f)
+        tracks_q.append(q)
+    # out-of-order keys are accepted and sorted
+    order = rng.permutation(len(tracks_f[-1]))
+    clip = sampling.RiteClip.from_tracks(frames, [tracks_f[0], tracks_f[1], tracks_f[2], tracks_f[3],
+                                                  tracks_f[4][order]],
+                                         tracks_q[:4] + [tracks_q[4][order]])
+    all_frames = np.arange(frames)
+    got = clip.sample(all_frames)
+    assert got.shape == (frames, 5, 4)
+    for ti in range(1, 5):  # multi-key tracks: the seed's code exactly
+        keys = list(zip(tracks_f[ti].tolist(), tracks_q[ti].tolist()))
+        for f in all_frames:
+            assert np.allclose(got[f, ti], seed_update_track(keys, frames, int(f)), atol=1e-12), (ti, f)
+    # single-key track holds its key (the 2006 code divides by zero here)
+    assert np.allclose(got[:, 0], tracks_q[0][0])
+    with pytest.raises(ValueError):
+        sampling.RiteClip.from_tracks(10, [np.array([1, 1])], [np.zeros((2, 4))])
+
+
+def test_time_based_channels_hold_lerp_slerp():
+    ch = sampling.Channels.from_tracks([0, 1], [np.array([10.0, 20.0]), np.array([5.0])],
+                                       [np.array([[0, 0, 0], [10, 20, 30.0]]), np.array([[1, 2, 3.0]])], 3)
+    out = ch.sample([0, 10, 15, 20, 99])
+    assert np.allclose(out[:, 0], [[0, 0, 0], [0, 0, 0], [5, 10, 15], [10, 20, 30], [10, 20, 30]])
+    assert np.allclose(out[:, 1], [1, 2, 3])
+    a = quat.from_axis_angle([1, 0, 0], 0.2)
+    b = -quat.from_axis_angle([1, 0, 0], 1.2)  # stored in the other hemisphere
+    rc = sampling.Channels.from_tracks([0], [np.array([0.0, 4.0])], [np.stack((a, b))], 4)
+    sl = rc.sample([1.0], "slerp")[0, 0]
+    assert np.allclose(np.abs(quat.dot(sl, quat.from_axis_angle([1, 0, 0], 0.45))), 1.0)
+    nl = rc.sample([1.0], "nlerp")[0, 0]
+    assert np.allclose(nl, quat.normalize(a + (b - a) * 0.25))
+
+
+def test_time_clip_matrix_keys_decompose_and_compose():
+    rng = np.random.default_rng(4)
+    t = rng.normal(size=(6, 3))
+    r = quat.normalize(rng.normal(size=(6, 4)))
+    s = rng.uniform(0.5, 2, size=(6, 3))
+    m = sampling.compose_trs(t, r, s)
+    t2, r2, s2 = sampling.decompose_trs(m)
+    assert np.allclose(sampling.compose_trs(t2, r2, s2), m, atol=1e-12)
+    mirrored = m.copy()
+    mirrored[:, :3, 0] *= -1
+    t3, r3, s3 = sampling.decompose_trs(mirrored)
+    assert np.allclose(sampling.compose_trs(t3, r3, s3), mirrored, atol=1e-12)
+    clip = sampling.TimeClip(
+        sampling.Channels.from_tracks([1], [np.array([0.0, 10.0])], [r[:2]], 4),
+        sampling.Channels.from_tracks([0], [np.array([0.0, 10.0])], [t[:2]], 3),
+        sampling.Channels.empty(3))
+    local = clip.sample_local([0.0, 5.0, 10.0], np.tile([0, 0, 0, 1.0], (2, 1)), np.zeros((2, 3)), np.ones((2, 3)))
+    assert local.shape == (3, 2, 4, 4)
+    assert np.allclose(local[1, 0, :3, 3], (t[0] + t[1]) / 2)
+    assert np.allclose(local[2, 1, :3, :3], quat.to_mat3(r[1]))
+
+
+def test_sampling_many_tracks_in_one_call_matches_per_track():
+    rng = np.random.default_rng(5)
+    times = [np.sort(rng.uniform(0, 100, size=int(rng.integers(1, 8)))) for _ in range(40)]
+    vals = [rng.normal(size=(len(t), 3)) for t in times]
+    ch = sampling.Channels.from_tracks(np.arange(40), times, vals, 3)
+    q = rng.uniform(-10, 110, size=200)
+    out = ch.sample(q)
+    for i in range(40):
+        ref = np.stack([np.interp(q, times[i], vals[i][:, c]) for c in range(3)], axis=1)
+        assert np.allclose(out[:, i], ref)
+
+
+# --- blending ------------------------------------------------------------------
+
+def test_mergeable_weights_and_dominant_override():
+    rng = np.random.default_rng(6)
+    F, J = 4, 5
+    base = quat.normalize(rng.normal(size=(J, 4)))
+    walk = quat.normalize(rng.normal(size=(F, J, 4)))
+    run = quat.normalize(rng.normal(size=(F, J, 4)))
+    wave = quat.normalize(rng.normal(size=(F, J, 4)))
+    walk_act = np.array([1, 1, 1, 0, 0], bool)
+    run_act = np.array([1, 1, 1, 0, 0], bool)
+    wave_act = np.array([0, 1, 0, 0, 1], bool)
+    layers = blend.stack_from_animations([(walk, walk_act, 1.0), (run, run_act, 3.0)], [(wave, wave_act)])
+    out = blend.evaluate_stack(base, layers)
+    assert np.allclose(out[:, 0], 0.25 * walk[:, 0] + 0.75 * run[:, 0])  # weighted average
+    assert np.allclose(out[:, 1], wave[:, 1])  # dominant overrides
+    assert np.allclose(out[:, 3], base[3])  # untouched joint keeps its base
+    assert np.allclose(out[:, 4], wave[:, 4])
+    assert np.allclose(blend.mergeable_influences([1, 1, 1, 1]), [1, 1 / 2, 1 / 3, 1 / 4])
+    # influence below 1 on the bottom layer blends with the base, as the NLA does
+    half = blend.evaluate_stack(base, [blend.Layer(walk, walk_act, 0.5)])
+    assert np.allclose(half[:, 0], 0.5 * base[0] + 0.5 * walk[:, 0])
+
+
+# --- skinning ------------------------------------------------------------------
+
+def _random_skin(rng, V=2000, J=12, K=4, dtype=np.float64):
+    pos = rng.normal(size=(V, 3)).astype(dtype)
+    mats = np.tile(np.eye(4), (J, 1, 1))
+    mats[:, :3, :3] = quat.to_mat3(quat.normalize(rng.normal(size=(J, 4)))) * rng.uniform(0.5, 1.5, (J, 1, 1))
+    mats[:, :3, 3] = rng.normal(size=(J, 3))
+    vert = np.repeat(np.arange(V), K)
+    joint = rng.integers(0, J, size=V * K)
+    weight = rng.uniform(0, 1, size=V * K)
+    return pos, mats, vert, joint, weight
+
+
+def test_linear_blend_policies_against_naive_loop():
+    rng = np.random.default_rng(7)
+    pos, mats, vert, joint, weight = _random_skin(rng, V=300)
+    weight[vert < 5] = 0.0  # unweighted vertices
+    infl = skinning.Influences.from_sparse(300, vert, joint, weight)
+    out_b, _ = skinning.linear_blend(pos, mats, infl, "blender", threads=False)
+    out_r, _ = skinning.linear_blend(pos, mats, infl, "rite")
+    acc = np.zeros((300, 3))
+    tot = np.zeros(300)
+    for v, j, w in zip(vert, joint, weight):
+        acc[v] += w * (mats[j, :3, :3] @ pos[v] + mats[j, :3, 3])
+        tot[v] += w
+    assert np.allclose(out_r, acc)
+    moving = tot > 1e-4
+    assert np.allclose(out_b[moving], acc[moving] / tot[moving, None])
+    assert np.allclose(out_b[~moving], pos[~moving])
+    assert np.allclose(out_r[:5], 0.0)  # RiTE: weights as given, none -> origin
+
+
+def test_linear_blend_float32_threads_and_normals():
+    rng = np.random.default_rng(8)
+    pos, mats, vert, joint, weight = _random_skin(rng, V=100_000)
+    infl = skinning.Influences.from_sparse(100_000, vert, joint, weight, dtype=np.float32)
+    p64, _ = skinning.linear_blend(pos, mats, infl, threads=False)
+    p32, _ = skinning.linear_blend(pos.astype(np.float32), mats, infl, threads=True)
+    assert p32.dtype == np.float32
+    assert np.abs(p32 - p64).max() < 1e-4 * np.abs(p64).max()
+    # rigid transforms: normals rotate with the rotation part (seed: rotations)
+    rigid = mats.copy()
+    rigid[:, :3, :3] /= np.linalg.norm(rigid[:, :3, :3], axis=1, keepdims=True)
+    one = skinning.Influences.from_sparse(10, np.arange(10), np.arange(10) % 12, np.ones(10))
+    n = quat.normalize(rng.normal(size=(10, 4)))[:, :3]
+    n /= np.linalg.norm(n, axis=1, keepdims=True)
+    _, nn = skinning.linear_blend(pos[:10], rigid, one, normals=n)
+    ref = np.einsum("nij,nj->ni", rigid[np.arange(10) % 12, :3, :3], n)
+    assert np.allclose(nn, ref)
+
+
+def test_dual_quaternion_rigid_single_influence_is_exact_and_preserves_length():
+    rng = np.random.default_rng(9)
+    J = 6
+    rest = np.tile(np.eye(4), (J, 1, 1))
+    rest[:, :3, 3] = rng.normal(size=(J, 3))
+    skin = np.tile(np.eye(4), (J, 1, 1))
+    skin[:, :3, :3] = quat.to_mat3(quat.normalize(rng.normal(size=(J, 4))))
+    skin[:, :3, 3] = rng.normal(size=(J, 3))
+    pos = rng.normal(size=(50, 3))
+    one = skinning.Influences.from_sparse(50, np.arange(50), np.arange(50) % J, np.full(50, 0.7))
+    dq = skinning.dual_quaternion(pos, skin, rest, one)
+    lbs, _ = skinning.linear_blend(pos, skin, one)
+    assert np.allclose(dq, lbs, atol=1e-12)
+    # two bones rotating 180 degrees apart about a shared axis: DQS keeps the
+    # distance to the axis where LBS collapses towards it
+    two_skin = np.tile(np.eye(4), (2, 1, 1))
+    two_skin[1, :3, :3] = quat.to_mat3(quat.from_axis_angle([0, 0, 1], np.pi * 0.9))
+    two = skinning.Influences.from_sparse(1, [0, 0], [0, 1], [0.5, 0.5])
+    p = np.array([[1.0, 0, 0]])
+    dq2 = skinning.dual_quaternion(p, two_skin, np.tile(np.eye(4), (2, 1, 1)), two)
+    lbs2, _ = skinning.linear_blend(p, two_skin, two)
+    assert abs(np.linalg.norm(dq2[0, :2]) - 1.0) < 1e-12
+    assert np.linalg.norm(lbs2[0, :2]) < 0.2
+
+
+def test_vertex_normals_of_a_cube_and_ngon():
+    pos = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], dtype=float)
+    faces = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]]
+    sizes = np.array([4] * 6)
+    corners = np.array(sum(faces, []))
+    fn = normals.face_normals(pos, sizes, corners)
+    assert np.allclose(np.abs(fn).sum(axis=1), 1.0)
+    vn = normals.vertex_normals(pos, sizes, corners)
+    centre = pos - 0.5
+    assert np.allclose(vn, centre / np.linalg.norm(centre, axis=1, keepdims=True))
+    hexagon = np.array([[np.cos(a), np.sin(a), 0.0] for a in np.linspace(0, 2 * np.pi, 7)[:-1]])
+    assert np.allclose(normals.face_normals(hexagon, [6], np.arange(6)), [[0, 0, 1]])
+
+
+def test_core_and_io_import_without_bpy():
+    code = textwrap.dedent("""
+        import sys
+        class Block:
+            def find_spec(self, name, path=None, target=None):
+                if name == "bpy" or name.startswith("bpy.") or name == "mathutils":
+                    raise ImportError("bpy is blocked in this test")
+        sys.meta_path.insert(0, Block())
+        import legacy_skin_io.core.quat, legacy_skin_io.core.skeleton, legacy_skin_io.core.sampling
+        import legacy_skin_io.core.blend, legacy_skin_io.core.skinning, legacy_skin_io.core.normals
+        import legacy_skin_io.io, legacy_skin_io.io.errors
+        import pkgutil, importlib, legacy_skin_io.io as io_pkg
+        for m in pkgutil.walk_packages(io_pkg.__path__, "legacy_skin_io.io."):
+            importlib.import_module(m.name)
+        assert "bpy" not in sys.modules
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
