@@ -92,7 +92,8 @@ def main(argv: list[str]) -> int:
         return 0
     cmd, rest = argv[0], argv[1:]
     if cmd == "test":
-        return run_py(["-m", "pytest", "-p", "no:cacheprovider", "tests", *rest])
+        paths = [a for a in rest if not a.startswith("-")]
+        return run_py(["-m", "pytest", "-p", "no:cacheprovider", *([] if paths else ["tests"]), *rest])
     if cmd == "build":
         return run_py([str(ROOT / "tools" / "build.py"), *rest])
     if cmd == "demo":

@@ -126,9 +126,23 @@ class BinaryEmitter:
         self._numbers(flat, False)
 
     def timed_keys(self, times, values) -> None:
+        """Per key: INTEGER_LIST [time, n] then FLOAT_LIST [n values], built in one go."""
         times = np.asarray(times, dtype=np.float64)
         values = np.asarray(values, dtype=np.float64)
-        n = values.shape[1] if values.ndim == 2 else 0
-        for t, row in zip(np.round(times).astype(np.int64).tolist(), values):
-            self._numbers([t, n], False)
-            self._numbers(row, True)
+        if len(times) == 0:
+            return
+        n = values.shape[1]
+        record = np.dtype([("tok_i", "<u2"), ("count_i", "<u4"), ("time", "<u4"), ("n", "<u4"),
+                           ("tok_f", "<u2"), ("count_f", "<u4"), ("values", self.fdtype, (n,))])
+        rows = np.zeros(len(times), dtype=record)
+        rows["tok_i"] = TOKEN_INTEGER_LIST
+        rows["count_i"] = 2
+        ticks = np.round(times)
+        if ticks.min() < 0 or ticks.max() > 0xFFFFFFFF:
+            raise ValueError("animation key time out of DWORD range")
+        rows["time"] = ticks.astype(np.int64)
+        rows["n"] = n
+        rows["tok_f"] = TOKEN_FLOAT_LIST
+        rows["count_f"] = n
+        rows["values"] = values
+        self._token(rows.tobytes())
