@@ -1,10 +1,23 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Everything that imports bpy: operators, menus, FileHandlers."""
+import bpy
+
+from . import rite_ops
+
+_classes = (*rite_ops.classes,)
+
+
+def _menu_import(self, context):
+    rite_ops.menu_import(self, context)
 
 
 def register():
-    pass
+    for cls in _classes:
+        bpy.utils.register_class(cls)
+    bpy.types.TOPBAR_MT_file_import.append(_menu_import)
 
 
 def unregister():
-    pass
+    bpy.types.TOPBAR_MT_file_import.remove(_menu_import)
+    for cls in reversed(_classes):
+        bpy.utils.unregister_class(cls)

@@ -269,22 +269,23 @@ def _check_weight_names(sink, w, joints, jidx, wids) -> None:
     """Warn (once per joint/name pair) where a weight's quoted name is not its joint's name."""
     if not len(w):
         return
-    code = {name: k for k, name in enumerate(w.names)}
-    joint_code = np.array([code.get(j.name, -1) for j in joints], dtype=np.int64)
-    bad = np.flatnonzero(w.name_codes != joint_code[jidx])
+    bad = np.flatnonzero(w.names_differ(jidx, [j.name for j in joints]))
     if not bad.size:
         return
-    pairs = jidx[bad] * (len(w.names) + 1) + w.name_codes[bad]
-    _, first, counts = np.unique(pairs, return_index=True, return_counts=True)
-    order = np.argsort(bad[first])
-    for n_done, k in enumerate(order):
-        if n_done == _MAX_NAME_WARNINGS:
-            rest = int(counts[order[n_done:]].sum())
-            sink.warn(None, f"{rest} more weights name a joint differently from the skeleton")
-            break
-        r = int(bad[first[k]])
-        j = int(jidx[r])
-        more = int(counts[k]) - 1
-        extra = f" (and {more} more weights with that name)" if more else ""
-        sink.warn(w.line(r), f"weight {int(wids[r])}: joint id names {w.names[int(w.name_codes[r])]!r} "
-                             f"but that joint is {joints[j].name!r}{extra}")
+    seen: dict = {}
+    for r in bad.tolist():
+        key = (int(jidx[r]), w.name(r))
+        if key in seen:
+            seen[key][1] += 1
+        elif len(seen) < _MAX_NAME_WARNINGS:
+            seen[key] = [r, 0]
+        else:
+            seen.setdefault(None, [r, 0])[1] += 1
+    for key, (r, more) in seen.items():
+        if key is None:
+            continue
+        extra = f" (and {more} more weights like it)" if more else ""
+        sink.warn(w.line(r), f"weight {int(wids[r])}: joint {int(w.ints[r, 2])} is named {key[1]!r} "
+                             f"but the skeleton calls it {joints[key[0]].name!r}{extra}")
+    if None in seen:
+        sink.warn(None, f"{seen[None][1] + 1} more weights name their joint differently from the skeleton")

@@ -29,7 +29,10 @@ from .lexer import INT_LIMIT, Sink, Source, is_keyword, parse_float, parse_id, p
 _INT_SENTINEL = np.iinfo(np.int64).max
 _INT_SENTINEL_TEXT = b" %d" % _INT_SENTINEL
 _POW10 = 10 ** np.arange(1, 17, dtype=np.int64)
-_SEPARATORS = np.array([9, 11, 12, 13, 32], dtype=np.uint8)
+_IS_SEPARATOR = np.zeros(256, dtype=bool)
+_IS_SEPARATOR[[9, 11, 12, 13, 32]] = True
+_IS_DIGIT = np.zeros(256, dtype=bool)
+_IS_DIGIT[48:58] = True
 
 
 @dataclass
@@ -37,17 +40,22 @@ class Records:
     """Parsed records of one section, in file order.
 
     ``ints`` holds the integer fields (``kinds`` 'i' and 'd'), ``floats`` the
-    'f' fields, ``name_codes`` indexes ``names`` (one name field at most).
+    'f' fields. A name field (one at most) is kept either as codes into
+    ``names`` (line-by-line path) or as byte spans into ``name_bytes``
+    (vectorised path); use :meth:`name` and :meth:`names_differ`.
     ``end`` is the 0-based index of the first line after the section.
     """
 
     ints: np.ndarray
     floats: np.ndarray
-    names: list
-    name_codes: np.ndarray | None
     end: int
     first_line: int | None = None     # record r is on 1-based line first_line + r
     line_numbers: np.ndarray | None = None
+    names: list | None = None
+    name_codes: np.ndarray | None = None
+    name_bytes: np.ndarray | None = None
+    name_start: np.ndarray | None = None
+    name_len: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.ints)
@@ -56,6 +64,31 @@ class Records:
         if self.line_numbers is None:
             return int(self.first_line + r)
         return int(self.line_numbers[r])
+
+    def name(self, r: int) -> str:
+        if self.name_codes is not None:
+            return self.names[int(self.name_codes[r])]
+        a = int(self.name_start[r])
+        return self.name_bytes[a:a + int(self.name_len[r])].tobytes().decode("utf-8")
+
+    def names_differ(self, group: np.ndarray, expected: list) -> np.ndarray:
+        """Boolean per record: is its name not ``expected[group[record]]``?"""
+        if self.name_codes is not None:
+            code = {name: k for k, name in enumerate(self.names)}
+            want = np.array([code.get(e, -1) for e in expected], dtype=np.int64)
+            return self.name_codes != want[group] if len(want) else np.ones(len(self), dtype=bool)
+        differ = np.ones(len(self), dtype=bool)
+        for g, text in enumerate(expected):
+            rows = np.flatnonzero(group == g)
+            if not rows.size:
+                continue
+            want = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+            rows = rows[self.name_len[rows] == len(want)]
+            if len(want) and rows.size:
+                got = self.name_bytes[self.name_start[rows, None] + np.arange(len(want))]
+                rows = rows[(got == want).all(axis=1)]
+            differ[rows] = False
+        return differ
 
 
 @dataclass(frozen=True)
@@ -109,6 +142,8 @@ def _fast(src: Source, start: int, n: int, spec: RecordSpec) -> Records | None:
         q = kinds.index("n")
         if q != n_int or kinds.count("n") != 1:
             return None
+        if kinds[q + 1:] == "f" and kinds[:n_int] == "i" * n_int:
+            return _fast_named(src, chunk, n, n_int, start, s)
         parts = chunk.split(b'"')
         if len(parts) != 2 * n + 1:
             return None
@@ -143,68 +178,120 @@ def _fast(src: Source, start: int, n: int, spec: RecordSpec) -> Records | None:
         arr = arr.reshape(n, width)
         if not np.isnan(arr[:, -1]).all():
             return None
+        first_float = n_int
         if has_name:
             if not np.isposinf(arr[:, n_int]).all():
                 return None
-            numbers = np.delete(arr[:, :-1], n_int, axis=1)
-        else:
-            numbers = arr[:, :-1]
-        if not np.isfinite(numbers).all():
+            first_float += 1
+        # every number field finite (the name column is all +inf, checked above)
+        if np.count_nonzero(np.isfinite(arr[:, :-1])) != n * (width - 1 - has_name):
             return None
-        ivals = numbers[:, :n_int]
-        if ((ivals != np.floor(ivals)) | (np.abs(ivals) >= INT_LIMIT)).any():
+        ivals = arr[:, :n_int]
+        if ((ivals != np.trunc(ivals)) | (np.abs(ivals) >= INT_LIMIT)).any():
             return None
         ints = ivals.astype(np.int64)
-        floats = np.ascontiguousarray(numbers[:, n_int:])
-        if n_int and not _plain_integers(chunk, src.starts[start:start + n] - s, ints):
+        floats = np.ascontiguousarray(arr[:, first_float:-1])
+        del arr
+        if n_int and _plain_integers(chunk, src.starts[start:start + n] - s, ints) is None:
             return None
     for j, kind in enumerate(kinds[:n_int]):
         if kind == "i" and (ints[:, j] < 0).any():
             return None  # the slow path names the line
-    names: list = []
-    codes = None
-    if has_name:
-        unique = list(dict.fromkeys(raw_names))
-        index = {b: k for k, b in enumerate(unique)}
-        codes = np.fromiter(map(index.__getitem__, raw_names), dtype=np.int64, count=n)
-        names = [b.decode("utf-8") for b in unique]
+    names, codes = _name_codes(raw_names, n) if has_name else (None, None)
     return Records(ints=ints, floats=floats, names=names, name_codes=codes,
                    end=start + n, first_line=start + 1)
 
 
-def _plain_integers(chunk: bytes, line_starts: np.ndarray, ints: np.ndarray) -> bool:
-    """True when each line starts with the integers ``ints`` written plainly.
+def _name_codes(raw_names: list, n: int):
+    unique = list(dict.fromkeys(raw_names))
+    index = {b: k for k, b in enumerate(unique)}
+    codes = np.fromiter(map(index.__getitem__, raw_names), dtype=np.int64, count=n)
+    return [b.decode("utf-8") for b in unique], codes
 
-    That is ``-?[0-9]+`` with no sign, leading zero, decimal point or exponent
-    (which the float parser would have accepted), one separator between them.
+
+def _fast_named(src: Source, chunk: bytes, n: int, n_int: int, start: int, s: int) -> Records | None:
+    """Lines ``INT.. "NAME" FLOAT`` (weights) without one Python object per line.
+
+    The quotes are located with numpy; exactly two per line (checked against
+    the line index) give each name's span. The names are blanked out of a
+    copy of the chunk, which is then parsed like any numeric section; the
+    integers must be plain and end one separator before the opening quote.
     """
     raw = np.frombuffer(chunk, dtype=np.uint8)
-    size = len(raw)
+    q = np.flatnonzero(raw == 34)
+    if len(q) != 2 * n:
+        return None
+    qo, qc = q[0::2], q[1::2]
+    ls = src.starts[start:start + n] - s
+    le = src.ends[start:start + n] - s
+    if not ((qo >= ls) & (qc < le)).all():
+        return None
+    mark = np.zeros(len(raw) + 1, dtype=np.int8)
+    mark[qo] = 1
+    mark[qc + 1] = -1
+    inside = np.cumsum(mark[:-1], dtype=np.int8).view(bool)
+    del mark
+    buf = raw.copy()
+    np.copyto(buf, 32, where=inside)
+    del inside
+    stream = buf.tobytes().replace(b"\n", b" nan\n") + b" nan"
+    del buf
+    width = n_int + 2
+    arr = _fromstring(stream, np.float64)
+    del stream
+    if arr is None or arr.size != n * width:
+        return None
+    arr = arr.reshape(n, width)
+    if not np.isnan(arr[:, -1]).all() or not np.isfinite(arr[:, :-1]).all():
+        return None
+    ivals = arr[:, :n_int]
+    if ((ivals != np.trunc(ivals)) | (ivals < 0) | (ivals >= INT_LIMIT)).any():
+        return None  # negative ids: the slow path names the line
+    ints = ivals.astype(np.int64)
+    floats = np.ascontiguousarray(arr[:, n_int:n_int + 1])
+    del arr
+    end = _plain_integers(chunk, ls, ints)
+    if end is None or not (end == qo).all():
+        return None
+    return Records(ints=ints, floats=floats, end=start + n, first_line=start + 1,
+                   name_bytes=raw, name_start=qo + 1, name_len=qc - qo - 1)
+
+
+def _plain_integers(chunk: bytes, line_starts: np.ndarray, ints: np.ndarray) -> np.ndarray | None:
+    """Where each line's integer fields end (plus one separator), or None.
+
+    None unless each line starts with the integers ``ints`` written plainly.
+
+    The float parser accepts ``1e2``, ``+5``, ``05`` or ``5.0`` as integral
+    values; the grammar wants ``-?[0-9]+``. For each integer field this checks
+    that the token starts with a digit (``-`` when negative) right where the
+    previous one ended plus one separator, and that a separator follows after
+    exactly as many characters as the value's plain spelling has. Every
+    other spelling of the same value is longer, unless it uses an exponent,
+    so finally no ``e``/``E`` may occur within the integer fields.
+    """
+    raw = np.frombuffer(chunk, dtype=np.uint8)
+    last = len(raw) - 1
     pos = line_starts.astype(np.int64)
     for j in range(ints.shape[1]):
         v = ints[:, j]
         neg = v < 0
-        mag = np.abs(v)
-        ndig = np.searchsorted(_POW10, mag, side="right") + 1
-        if neg.any():
-            if not (raw[pos[neg]] == 45).all():
-                return False
-        first = pos + neg
-        for d in range(int(ndig.max())):
-            sel = ndig > d
-            at = first[sel] + d
-            if at.size and at.max() >= size:
-                return False
-            c = raw[at]
-            if not ((c >= 48) & (c <= 57)).all():
-                return False
-        after = first + ndig
-        if after.max() >= size:
-            return False
-        if not np.isin(raw[after], _SEPARATORS).all():
-            return False
+        length = np.searchsorted(_POW10, np.abs(v), side="right") + 1 + neg
+        c = raw[np.minimum(pos, last)]
+        if not np.where(neg, c == 45, _IS_DIGIT[c]).all():
+            return None
+        after = pos + length
+        if after.max() > last:
+            return None
+        if not _IS_SEPARATOR[raw[after]].all():
+            return None
         pos = after + 1
-    return True
+    if b"e" in chunk or b"E" in chunk:
+        epos = np.flatnonzero((raw == 101) | (raw == 69))
+        rows = np.searchsorted(line_starts, epos, side="right") - 1
+        if (epos < pos[rows]).any():
+            return None
+    return pos
 
 
 # -- line-by-line path ------------------------------------------------------------

@@ -93,7 +93,7 @@ class BinaryTokens(TokenStream):
                 if end - q < 4:
                     raise self._fail("truncated INTEGER token", p)
                 kinds.append(NUM)
-                values.append((q, 1, False, (u32(data, q)[0],)))
+                values.append((q, 1, False, (u32(data, q)[0],), None))
                 q += 4
             elif tok == TOKEN_INTEGER_LIST or tok == TOKEN_FLOAT_LIST:
                 if end - q < 4:
@@ -105,6 +105,11 @@ class BinaryTokens(TokenStream):
                     kind = "INTEGER_LIST" if tok == TOKEN_INTEGER_LIST else "FLOAT_LIST"
                     raise self._fail(f"{kind} of {count} values runs past the end of the data "
                                      f"({end - q} bytes left)", p)
+                if tok == TOKEN_INTEGER_LIST and 0 < count <= 4:
+                    run = self._record_run(p, count)
+                    if run is not None:
+                        p = run
+                        continue
                 if count:
                     kinds.append(NUM)
                     is_float = tok == TOKEN_FLOAT_LIST
@@ -114,7 +119,7 @@ class BinaryTokens(TokenStream):
                     if count <= _SMALL:
                         fmt = ("d" if size == 8 else "f") if is_float else "I"
                         small = struct.unpack_from(f"<{count}{fmt}", data, q)
-                    values.append((q, count, is_float, small))
+                    values.append((q, count, is_float, small, None))
                 else:
                     p = q
                     continue
@@ -136,6 +141,51 @@ class BinaryTokens(TokenStream):
             offsets.append(p)
             p = q
 
+    def _record_run(self, p: int, c1: int) -> int | None:
+        """Vectorised tokenizing of repeated ``[INTEGER_LIST c1][FLOAT_LIST c2]``
+        records (animation keys: time, n / n values; vertex colors), which D3DX
+        writes as two tiny lists per record. Appends one NUM token holding all the
+        numbers (as float64) and returns the offset after the run, or None when
+        fewer than 8 such records follow."""
+        data, end, fsize = self.data, len(self.data), self.fsize
+        q = p + 6 + 4 * c1
+        if end - q < 6 or _U16.unpack_from(data, q)[0] != TOKEN_FLOAT_LIST:
+            return None
+        c2 = _U32.unpack_from(data, q + 2)[0]
+        if not 0 < c2 <= 16:
+            return None
+        length = 12 + 4 * c1 + fsize * c2
+        head1 = np.frombuffer(struct.pack("<HI", TOKEN_INTEGER_LIST, c1), dtype=np.uint8)
+        head2 = np.frombuffer(struct.pack("<HI", TOKEN_FLOAT_LIST, c2), dtype=np.uint8)
+        o2 = 6 + 4 * c1
+        rows = 0
+        chunk = 64
+        while True:
+            avail = (end - p) // length - rows
+            take = min(chunk, avail)
+            if take <= 0:
+                break
+            table = np.frombuffer(data, dtype=np.uint8, count=take * length,
+                                  offset=p + rows * length).reshape(take, length)
+            ok = (table[:, :6] == head1).all(axis=1) & (table[:, o2:o2 + 6] == head2).all(axis=1)
+            good = take if ok.all() else int(np.argmin(ok))
+            rows += good
+            if good < take:
+                break
+            chunk *= 4
+        if rows < 8:
+            return None
+        table = np.frombuffer(data, dtype=np.uint8, count=rows * length,
+                              offset=p).reshape(rows, length)
+        ints = np.ascontiguousarray(table[:, 6:o2]).view("<u4").astype(np.float64)
+        floats = np.ascontiguousarray(table[:, o2 + 6:]).view(
+            "<f8" if fsize == 8 else "<f4").astype(np.float64)
+        numbers = np.concatenate([ints, floats], axis=1).reshape(-1)
+        self.kinds.append(NUM)
+        self.values.append((p, len(numbers), True, numbers, (c1, c2, length)))
+        self.offsets.append(p)
+        return p + rows * length
+
     # -- position --------------------------------------------------------
     def here(self):
         return (self.i, self.cursor)
@@ -150,9 +200,15 @@ class BinaryTokens(TokenStream):
         if i >= len(self.offsets):
             return {"offset": len(self.data) + self.base}
         offset = self.offsets[i]
-        if cursor:
-            start, _count, is_float, _small = self.values[i]
-            offset = start + cursor * (self.fsize if is_float else 4)
+        if self.kinds[i] == NUM:  # the number itself, not its list's token id
+            start, _count, is_float, _small, run = self.values[i]
+            if run is None:
+                offset = start + cursor * (self.fsize if is_float else 4)
+            else:  # inside a run of [INTEGER_LIST c1][FLOAT_LIST c2] records
+                c1, c2, length = run
+                row, col = divmod(cursor, c1 + c2)
+                offset = start + row * length + (6 + 4 * col if col < c1 else
+                                                 12 + 4 * c1 + self.fsize * (col - c1))
         return {"offset": offset + self.base}
 
     # -- structure -------------------------------------------------------
@@ -209,11 +265,17 @@ class BinaryTokens(TokenStream):
             if self.i >= self.n or self.kinds[self.i] != NUM:
                 raise self.error(f"{what}: expected {n} {kind_word}s, found {n - need} "
                                  f"then {self.describe()}")
-            start, count, is_float, tup = self.values[self.i]
+            start, count, is_float, tup, run = self.values[self.i]
             cursor = self.cursor
             take = min(count - cursor, need)
             any_float = any_float or is_float
-            if tup is not None:
+            if run is not None:
+                if small:
+                    parts.append(np.array(small, dtype=np.float64 if small_float else np.int64))
+                    small = []
+                    small_float = False
+                parts.append(tup[cursor:cursor + take])
+            elif tup is not None:
                 small.extend(tup[cursor:cursor + take])
                 small_float = small_float or is_float
             else:

@@ -157,17 +157,18 @@ class Parser:
         t.expect(OPEN, "template")
         t.skip_block()
 
-    def enter(self, what: str) -> None:
+    def enter(self, what: str, mark) -> None:
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise self.t.error(f"{what}: objects nested deeper than {MAX_DEPTH} levels")
+            raise self.t.error(f"{what}: objects nested deeper than {MAX_DEPTH} levels", mark)
 
     # ------------------------------------------------------------------
     # frames
     def frame(self) -> XFrame:
+        mark = self.t.here()
         name = self.begin("Frame")
         what = _label("Frame", name)
-        self.enter(what)
+        self.enter(what, mark)
         frame = XFrame(name)
         if name is not None:
             self.frames_by_name.setdefault(name, frame)
@@ -246,9 +247,10 @@ class Parser:
 
     def mesh(self) -> XMesh:
         t = self.t
+        mark = t.here()
         name = self.begin("Mesh")
         what = _label("Mesh", name)
-        self.enter(what)
+        self.enter(what, mark)
         nv = t.read_count(f"{what}: vertex count", 3)
         vmark = t.here()
         positions = t.read_floats(3 * nv, f"{what}: vertices").reshape(nv, 3)

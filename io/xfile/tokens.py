@@ -62,11 +62,11 @@ class TokenStream:
         pos = self.here()
         n = self.read_int(what)
         if n < 0:
-            raise self.error(f"{what}: negative count {n}", pos)
+            raise self.error(f"{what} {n} is negative", pos)
         if per_item and n * per_item > self.numbers_left():
             raise self.error(
-                f"{what}: count {n} needs {n * per_item} numbers but the file "
-                f"has at most {self.numbers_left()} left", pos)
+                f"{what} {n} needs {n * per_item} numbers, but at most "
+                f"{self.numbers_left()} are left", pos)
         return n
 
     def expect(self, kind: str, what: str) -> None:
@@ -77,7 +77,7 @@ class TokenStream:
 
     @staticmethod
     def check_integral(values: np.ndarray) -> np.ndarray | None:
-        if values.size and not np.all(np.isfinite(values)):
+        if values.size and not np.all(np.abs(values) < 2.0 ** 62):  # also rejects NaN / inf
             return None
         as_int = values.astype(np.int64)
         if not np.array_equal(as_int, values):

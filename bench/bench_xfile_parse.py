@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Benchmark: parse every .X test file with our reader and with assimp.
+
+    python3.11 tools/run.py py bench/bench_xfile_parse.py [--runs N] [--no-variants]
+
+For each file under ``tests/data/x`` (plus, unless ``--no-variants``, our own
+binary / compressed rewrites of ``tiny_4anim.x`` written to a temporary
+directory) prints the best of N times of ``read_xfile`` and of
+``assimp info FILE`` run as a subprocess (wall clock, which includes process
+start-up and assimp's validation), plus the import time assimp reports itself
+("import took approx ..."), and the ratios ours / assimp. The assimp columns
+are left empty when the ``assimp`` command is not installed
+(``apt-get install assimp-utils``).
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from legacy_skin_io.io.errors import FormatError
+from legacy_skin_io.io.xfile import read_xfile, write_xfile
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "x"
+_TOOK = re.compile(r"import took approx\.?\s*([0-9.eE+-]+)\s*seconds")
+
+
+def time_ours(path: Path, runs: int) -> tuple[float | None, str]:
+    best = None
+    status = "ok"
+    for _ in range(runs):
+        start = time.perf_counter()
+        try:
+            read_xfile(path)
+        except FormatError as err:
+            status = f"FormatError: {err.message[:40]}"
+        elapsed = time.perf_counter() - start
+        best = elapsed if best is None else min(best, elapsed)
+    return best, status
+
+
+def time_assimp(exe: str, path: Path, runs: int) -> tuple[float | None, float | None, str]:
+    best_wall = best_import = None
+    status = "ok"
+    for _ in range(runs):
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run([exe, "info", str(path)], capture_output=True, text=True,
+                                  errors="replace", timeout=120)
+        except subprocess.TimeoutExpired:
+            return None, None, "timeout"
+        wall = time.perf_counter() - start
+        if proc.returncode != 0 or "Nodes:" not in proc.stdout:
+            status = "fails"
+        best_wall = wall if best_wall is None else min(best_wall, wall)
+        m = _TOOK.search(proc.stdout)
+        if m:
+            took = float(m.group(1))
+            best_import = took if best_import is None else min(best_import, took)
+    return best_wall, best_import, status
+
+
+def _ms(x: float | None) -> str:
+    return "" if x is None else f"{x * 1000:9.1f}"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return "" if a is None or not b else f"{a / b:7.2f}"
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--no-variants", action="store_true")
+    args = ap.parse_args(argv)
+    files = sorted(p for p in DATA.rglob("*")
+                   if p.is_file() and p.suffix.lower() not in (".txt", ".md"))
+    exe = shutil.which("assimp")
+    with tempfile.TemporaryDirectory() as tmp:
+        if not args.no_variants:
+            tiny = read_xfile(DATA / "directx-sdk" / "tiny_4anim.x")
+            for fmt in ("binary", "text_compressed", "binary_compressed"):
+                out = Path(tmp) / f"ours-{fmt}" / "tiny_4anim.x"
+                out.parent.mkdir()
+                write_xfile(tiny, out, fmt=fmt)
+                files.append(out)
+        head = (f"{'file':42s} {'KB':>6s} {'ours ms':>9s} {'assimp ms':>9s} {'ratio':>7s} "
+                f"{'ai-imp ms':>9s} {'ratio':>7s}  status (ours / assimp)")
+        print(head)
+        print("-" * len(head))
+        for path in files:
+            rel = (f"{path.parent.name}/{path.name}" if path.is_relative_to(DATA)
+                   else f"{path.parent.name}/{path.name}")
+            ours, status = time_ours(path, args.runs)
+            wall = imp = None
+            ai_status = "not installed"
+            if exe:
+                wall, imp, ai_status = time_assimp(exe, path, args.runs)
+            print(f"{rel:42s} {path.stat().st_size / 1024:6.0f} {_ms(ours)} {_ms(wall):>9s} "
+                  f"{_ratio(ours, wall):>7s} {_ms(imp):>9s} {_ratio(ours, imp):>7s}  "
+                  f"{status} / {ai_status}")
+    if not exe:
+        print("\nassimp not found: install assimp-utils for the comparison columns")
+    print("\nratio = ours / assimp (below 1: we are faster). 'assimp ms' is the whole "
+          "'assimp info' process; 'ai-imp' the import time assimp reports.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

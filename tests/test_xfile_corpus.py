@@ -1,0 +1,244 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Every real .X file in tests/data/x parses, with facts checked against the file
+text and against assimp (``assimp info``) during development."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from legacy_skin_io.io.errors import FormatError
+from legacy_skin_io.io.xfile import read_xfile, read_xfile_bytes
+
+X = Path(__file__).resolve().parent / "data" / "x"
+
+# file -> expected facts.
+#   meshes: (name, vertices, faces, skin weight blocks) in all_meshes() order
+#   frames: number of Frame objects; roots: names of the root frames
+#   sets: (name, animations, keys) per AnimationSet; tps: AnimTicksPerSecond
+# Face counts, bone counts (sum of skin weight blocks) and animation channel
+# counts agree with assimp; vertex counts are the file's (assimp re-indexes).
+FACTS = {
+    "assimp/BCN_Epileptic.X": dict(
+        fmt="txt", float_size=32,
+        meshes=[("mesh_Torso", 1170, 1966, 24), ("mesh_Head", 1196, 2036, 20),
+                ("mesh_Legs", 648, 1124, 10)],
+        frames=57, roots=["Torso", "B_Root_Pelvis_L", "Head", "Legs"],
+        sets=[("Epileptisch", 57, 171)], tps=4800),
+    "assimp/Testwuson.X": dict(
+        fmt="txt", float_size=32, meshes=[("mesh_Wuson", 3205, 3732, 37)],
+        frames=39, roots=["Wuson", "Root"],
+        sets=[("Wuson_Run", 39, 117), ("Wuson_Walk", 39, 117), ("Wuson_Bind", 39, 117)],
+        tps=4800),
+    "assimp/anim_test.x": dict(
+        fmt="txt", float_size=32, meshes=[("pCylinderShape1", 1720, 840, 4)],
+        frames=4, roots=["pCylinder1", "joint1", "ikHandle1"],
+        sets=[("cylinder_test", 4, 12)], tps=24),
+    "assimp/fromtruespace_bin32.x": dict(
+        fmt="bin", float_size=32, meshes=[("FeedTheDinoGPUMesh", 4132, 6656, 0)],
+        frames=1, roots=["FeedTheDinoGPU-0"], sets=[], tps=None),
+    "assimp/kwxport_test_cubewithvcolors.x": dict(
+        fmt="txt", float_size=32, meshes=[("mesh_Box01", 24, 12, 0)],
+        frames=1, roots=["Box01"], sets=[], tps=None),
+    "assimp/test.x": dict(
+        fmt="txt", float_size=32, meshes=[("pCubeShape1", 24, 12, 0)],
+        frames=1, roots=["pCube1"], sets=[], tps=None),
+    "assimp/test_cube_text.x": dict(
+        fmt="txt", float_size=32, meshes=[("Cube", 24, 12, 1)],
+        frames=2, roots=["Root"], sets=[], tps=24),
+    "assimp/test_cube_binary.x": dict(
+        fmt="bin", float_size=32, meshes=[("Cube", 24, 12, 1)],
+        frames=2, roots=["Root"], sets=[], tps=24),
+    "assimp/test_cube_compressed.x": dict(
+        fmt="bzip", float_size=32, meshes=[("Cube", 24, 12, 1)],
+        frames=2, roots=["Root"], sets=[], tps=24),
+    "directx-sdk/bat.x": dict(
+        fmt="bzip", float_size=32, meshes=[(None, 35313, 52256, 34)],
+        frames=91, roots=["cube1", "Bone01"], sets=[("Anim-1", 45, 45)], tps=None),
+    "directx-sdk/mslogo.x": dict(
+        fmt="bin", float_size=32, meshes=[(None, 1334, 2668, 0)],
+        frames=0, roots=[], sets=[], tps=None),
+    "directx-sdk/tiger.x": dict(
+        fmt="txt", float_size=64, meshes=[("Body1", 303, 599, 0)],
+        frames=0, roots=[], sets=[], tps=None),
+    "directx-sdk/tiny_4anim.x": dict(
+        fmt="txt", float_size=32, meshes=[(None, 9, 8, 0), (None, 4884, 6841, 35)],
+        frames=48, roots=["Scene_Root"],
+        sets=[("Loiter", 46, 138), ("Walk", 46, 138), ("Jog", 46, 138), ("Wave", 12, 12)],
+        tps=None),
+}
+
+BROKEN = ["assimp/malformed_skinweights_oob.x", "assimp/OV_GetNextToken"]
+
+
+def _all_files():
+    return sorted(str(p.relative_to(X)) for p in X.rglob("*")
+                  if p.is_file() and p.suffix.lower() not in (".txt", ".md"))
+
+
+def test_fact_table_covers_every_file():
+    assert sorted(list(FACTS) + BROKEN) == _all_files()
+
+
+@pytest.fixture(scope="module")
+def parsed():
+    return {name: read_xfile(X / name) for name in FACTS}
+
+
+@pytest.mark.parametrize("name", sorted(FACTS))
+def test_corpus_facts(parsed, name):
+    facts = FACTS[name]
+    xf = parsed[name]
+    assert xf.fmt == facts["fmt"]
+    assert xf.float_size == facts["float_size"]
+    got = [(m.name, len(m.positions), len(m.face_sizes), len(m.skin_weights))
+           for m in xf.all_meshes()]
+    assert got == facts["meshes"]
+    assert sum(1 for _ in xf.all_frames()) == facts["frames"]
+    assert [f.name for f in xf.frames] == facts["roots"]
+    sets = [(s.name, len(s.animations), sum(len(a.keys) for a in s.animations))
+            for s in xf.animation_sets]
+    assert sets == facts["sets"]
+    assert xf.anim_ticks_per_second == facts["tps"]
+    for mesh in xf.all_meshes():
+        nv = len(mesh.positions)
+        assert mesh.positions.dtype == np.float64 and mesh.positions.shape == (nv, 3)
+        assert int(mesh.face_sizes.sum()) == len(mesh.face_indices)
+        assert mesh.face_indices.max() < nv
+        if mesh.uvs is not None:
+            assert mesh.uvs.shape == (nv, 2)
+        if mesh.normals is not None:
+            assert np.array_equal(mesh.normal_face_sizes, mesh.face_sizes)
+            assert mesh.normal_face_indices.max() < len(mesh.normals)
+        if mesh.material_indices is not None:
+            assert len(mesh.material_indices) == len(mesh.face_sizes)
+            assert mesh.material_indices.max() < len(mesh.materials)
+        for sw in mesh.skin_weights:
+            assert len(sw.vertex_indices) == len(sw.weights)
+            assert sw.matrix_offset.shape == (4, 4)
+    for aset in xf.animation_sets:
+        for anim in aset.animations:
+            assert anim.frame_name is not None
+            for key in anim.keys:
+                assert key.values.shape == (len(key.times), {0: 4, 1: 3, 2: 3, 4: 16}[key.key_type])
+
+
+@pytest.mark.parametrize("name", BROKEN)
+def test_broken_files_raise_with_position(name):
+    with pytest.raises(FormatError) as info:
+        read_xfile(X / name)
+    err = info.value
+    assert err.line is not None or err.offset is not None
+    assert Path(name).name in str(err)
+
+
+def test_malformed_skinweights_message_names_object_and_line():
+    with pytest.raises(FormatError) as info:
+        read_xfile(X / "assimp/malformed_skinweights_oob.x")
+    err = info.value
+    # The bad index (1000000) is the 24th of the SkinWeights block on line 244.
+    assert err.line == 244
+    assert "SkinWeights" in str(err) and "1000000" in str(err)
+    assert str(err).startswith("malformed_skinweights_oob.x:244: ")
+
+
+def test_corrupt_mszip_reports_block_offset():
+    with pytest.raises(FormatError) as info:
+        read_xfile(X / "assimp/OV_GetNextToken")
+    assert info.value.offset == 20  # the first block header, right after the size DWORD
+    assert "MSZIP" in str(info.value)
+
+
+def test_cube_details(parsed):
+    xf = parsed["assimp/test_cube_text.x"]
+    root = xf.frames[0]
+    # Root's matrix swaps y and z (Blender exporter); stored row-major, untouched.
+    assert np.array_equal(root.matrix[1], [0, 0, 1, 0]) and np.array_equal(root.matrix[2], [0, 1, 0, 0])
+    cube = root.children[0]
+    assert cube.name == "Cube" and np.array_equal(cube.matrix, np.eye(4))
+    mesh = cube.meshes[0]
+    assert mesh.skin_header == (1, 1, 1)
+    assert np.array_equal(mesh.positions[0], [-1, -1, 1])
+    assert np.array_equal(mesh.face_indices[:6], [0, 2, 1, 0, 1, 3])
+    # The top-level "Material" is referenced from the MeshMaterialList.
+    assert len(mesh.materials) == 1 and mesh.materials[0].name == "Material"
+    assert np.allclose(mesh.materials[0].face_color, [0.639216, 0.639216, 0.639216, 1.0])
+    assert mesh.materials[0].power == pytest.approx(96.07843)
+    sw = mesh.skin_weights[0]
+    assert sw.frame_name == "Cube" and len(sw.vertex_indices) == 24
+    assert np.allclose(sw.weights, 1.0)
+
+
+def test_anim_test_keys_and_streams(parsed):
+    xf = parsed["assimp/anim_test.x"]
+    anim = xf.animation_sets[0].animations[0]
+    assert anim.frame_name == "pCylinder1"
+    rot = anim.keys[0]
+    assert rot.key_type == 0 and len(rot.times) == 24
+    assert np.array_equal(rot.times[:3], [1, 2, 3])
+    assert np.array_equal(rot.values[0], [-1, 0, 0, 0])  # stored w, x, y, z
+    mesh = next(xf.all_meshes())
+    assert sorted(mesh.extra_streams) == ["BINORMAL0", "TANGENT0"]
+    assert mesh.extra_streams["TANGENT0"].shape == (1720, 3)
+    assert mesh.materials[0].texture == ""  # an empty TextureFileName string
+    assert [len(sw.vertex_indices) for sw in mesh.skin_weights] == [1700, 1680, 1700, 1700]
+
+
+def test_kwxport_vertex_colors_materials_and_decl(parsed):
+    mesh = next(parsed["assimp/kwxport_test_cubewithvcolors.x"].all_meshes())
+    assert mesh.vertex_colors.shape == (24, 4)
+    assert np.array_equal(mesh.vertex_colors[0], [1, 0, 0, 1])
+    assert np.array_equal(mesh.vertex_colors[6], [0, 1, 0, 1])
+    assert [m.name for m in mesh.materials] == ["bottom", "top", "side"]
+    assert mesh.materials[1].texture.endswith("\\test\\data\\top.tga")
+    assert "\\\\" not in mesh.materials[1].texture  # text escapes undone
+    assert sorted(np.unique(mesh.material_indices).tolist()) == [0, 1, 2]
+    # DeclData of the file: binormal then tangent (FLOAT3 each); first DWORD 3031830834
+    # is the float32 bit pattern of a tiny negative number.
+    binormal = mesh.extra_streams["BINORMAL0"]
+    assert binormal.shape == (24, 3)
+    assert binormal[0, 0] == pytest.approx(np.uint32(3031830834).view(np.float32))
+    assert binormal[0, 2] == -1.0
+
+
+def test_tiger_64bit_and_ngons(parsed):
+    xf = parsed["directx-sdk/tiger.x"]
+    mesh = xf.meshes[0]
+    assert mesh.name == "Body1" and mesh.normals is None
+    # assimp triangulates 602 triangles out of these 599 faces.
+    assert int((mesh.face_sizes - 2).sum()) == 602
+    assert set(mesh.face_sizes.tolist()) == {3, 4}
+    assert mesh.materials[0].texture == "tiger.bmp"
+    # 64-bit text: numbers as written.
+    assert mesh.positions[1].tolist() == [-0.049693, 0.200773, 0.692165]
+
+
+def test_tiny_has_no_ticks_and_matrix_keys_elsewhere(parsed):
+    tiny = parsed["directx-sdk/tiny_4anim.x"]
+    assert tiny.anim_ticks_per_second is None  # D3DX's 4800 is the importer's default
+    types = {s.name: {k.key_type for a in s.animations for k in a.keys}
+             for s in tiny.animation_sets}
+    assert types == {"Loiter": {0, 1, 2}, "Walk": {0, 1, 2}, "Jog": {0, 1, 2}, "Wave": {4}}
+    bat = parsed["directx-sdk/bat.x"]
+    types = {k.key_type for s in bat.animation_sets for a in s.animations for k in a.keys}
+    assert types == {4}
+
+
+def test_testwuson_names_and_duplicate_ticks(parsed):
+    xf = parsed["assimp/Testwuson.X"]
+    anim = xf.animation_sets[0].animations[0]
+    assert anim.name == "Anim-Wuson_Run-Wuson" and anim.frame_name == "Wuson"
+    assert anim.open_closed == 1 and anim.position_quality == 0
+    assert np.allclose(anim.keys[0].values[0], [0.707107, -0.707107, 0, 0])
+    assert any("KeyValuePair" in w for w in xf.warnings)
+
+
+def test_bytes_reader_names_given_path():
+    data = (X / "assimp/malformed_skinweights_oob.x").read_bytes()
+    with pytest.raises(FormatError) as info:
+        read_xfile_bytes(data, path="some/dir/thing.x")
+    assert str(info.value).startswith("thing.x:244:")
+    with pytest.raises(FormatError) as info:
+        read_xfile_bytes(data)
+    assert str(info.value).startswith("<data>:244:")

@@ -1,0 +1,192 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Format variants and the syntax quirks of real exporters."""
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from legacy_skin_io.io.errors import FormatError
+from legacy_skin_io.io.xfile import read_xfile, read_xfile_bytes, write_xfile_bytes
+from legacy_skin_io.io.xfile.compare import diff_xfiles
+
+X = Path(__file__).resolve().parent / "data" / "x"
+
+
+def test_cube_text_binary_compressed_are_equal():
+    text = read_xfile(X / "assimp/test_cube_text.x")
+    binary = read_xfile(X / "assimp/test_cube_binary.x")
+    compressed = read_xfile(X / "assimp/test_cube_compressed.x")
+    assert (text.fmt, binary.fmt, compressed.fmt) == ("txt", "bin", "bzip")
+    # The text file prints 6 decimals; the binary ones hold the float32 values.
+    assert diff_xfiles(text, binary, rtol=0, atol=5e-7) == []
+    assert diff_xfiles(binary, compressed) == []  # same data, bit for bit
+
+
+QUIRKY = b"""xof 0302txt 0032
+// a comment { with a brace
+# another comment
+template Mesh {
+ <3D82AB44-62DA-11cf-AB39-0020AF71E433>
+ DWORD nVertices;
+ array Vector vertices[nVertices];
+ [...]
+}
+Header { 1; 0; 1; }
+Material Shiny {1.0;0.5;0.25;1.0;; 8.0; 1;1;1;; 0;0;0;;
+ TextureFileName { "tex\\\\skin.png"; }
+}
+Mesh loose { <00000000-0000-0000-0000-000000000000>
+ 5;
+ 0;0;0;, 1;0;0;, 1;1;0;, 0;1;0; ,0.5;1.5;0;;
+ 2;
+ 4;0,1,2,3;,
+ 3;2,4,3;;
+ MeshMaterialList { 1; 1; 0;; { Shiny } }
+ MeshTextureCoords { 5; 0;0;,1;0;,1;1;,0;1;,0.5;0.5;; }
+ VertexDuplicationIndices { 5; 5; 0,1,2,3,4; }
+ Unknown1 { 1; Nested { 2; { ref } } }
+}
+Frame Root {FrameTransformMatrix{1,0,0,0,0,1,0,0,0,0,1,0,10,20,30,1;;}
+ Frame Child { { loose } }
+ { Other }
+ Unknown1 { }
+}
+Frame Other { Unknown2 {} }
+AnimTicksPerSecond { 30; }
+AnimationSet Walk {
+ Animation A1 { {Child}
+  AnimationOptions { 1; 0; }
+  AnimationKey { 2; 2; 0; 3; 1.0, 2.0, 3.0;;, 10;3;4,5,6;;; }
+ }
+}
+"""
+
+
+def test_quirky_text():
+    xf = read_xfile_bytes(QUIRKY, "quirky.x")
+    assert xf.version == "0302" and xf.anim_ticks_per_second == 30
+    # "Other" is referenced from Root, so it is Root's child and no longer a root.
+    assert [f.name for f in xf.frames] == ["Root"]
+    root = xf.frames[0]
+    assert [c.name for c in root.children] == ["Child", "Other"]
+    assert np.array_equal(root.matrix[3], [10, 20, 30, 1])  # row-major, as stored
+    # The top-level mesh is referenced from Child: it moves there.
+    assert xf.meshes == []
+    mesh = root.children[0].meshes[0]
+    assert mesh.name == "loose"
+    assert mesh.face_sizes.tolist() == [4, 3]
+    assert mesh.face_indices.tolist() == [0, 1, 2, 3, 2, 4, 3]
+    assert mesh.positions[4].tolist() == [0.5, 1.5, 0.0]
+    # One material index for two faces: replicated.
+    assert mesh.material_indices.tolist() == [0, 0]
+    mat = mesh.materials[0]
+    assert mat.name == "Shiny" and mat.texture == "tex\\skin.png"
+    assert mat.face_color.tolist() == [1.0, 0.5, 0.25, 1.0] and mat.power == 8.0
+    assert mesh.uvs[4].tolist() == [0.5, 0.5]
+    anim = xf.animation_sets[0].animations[0]
+    assert (anim.name, anim.frame_name, anim.open_closed) == ("A1", "Child", 1)
+    key = anim.keys[0]
+    assert key.key_type == 2
+    assert key.times.tolist() == [0, 10]
+    assert key.values.tolist() == [[1, 2, 3], [4, 5, 6]]
+    assert "skipped 3 unknown 'Unknown1' object(s)" not in xf.warnings
+    assert "skipped 2 unknown 'Unknown1' object(s)" in xf.warnings
+    assert "skipped 1 unknown 'Unknown2' object(s)" in xf.warnings
+
+
+def test_quirky_text_survives_all_formats():
+    xf = read_xfile_bytes(QUIRKY)
+    for fmt in ("text", "binary", "text_compressed", "binary_compressed"):
+        for size in (32, 64):
+            back = read_xfile_bytes(write_xfile_bytes(xf, fmt, size))
+            assert diff_xfiles(xf, back) == [], (fmt, size)
+
+
+def _w(tok):
+    return struct.pack("<H", tok)
+
+
+def _name(s, tok=1):
+    raw = s.encode()
+    return struct.pack("<HI", tok, len(raw)) + raw
+
+
+def _ints(*vals):
+    return struct.pack(f"<HI{len(vals)}I", 6, len(vals), *vals)
+
+
+def _floats(*vals, size=4):
+    code = "f" if size == 4 else "d"
+    return struct.pack(f"<HI{len(vals)}{code}", 7, len(vals), *vals)
+
+
+def _binary_triangle(size=4):
+    """A hand-built binary file: template, GUID, a lone INTEGER token, vertex and
+    face lists split at odd places, a STRING ended by ',', a reference."""
+    body = b"".join([
+        _name("template") + _name("Foo") + _w(10) + _w(5) + b"\x11" * 16 + _name("DWORD", 1)
+        + _w(41) + _name("x") + _w(20) + _w(11),
+        _name("Frame") + _name("F") + _w(10),
+        _name("Mesh") + _name("tri") + _w(10) + _w(5) + b"\x22" * 16,
+        struct.pack("<HI", 3, 3),                          # INTEGER token: 3 vertices
+        _floats(0, 0, 0, 1, size=size) + _w(20) + _floats(0, 0, 0, 1, 0, size=size),
+        _ints(1, 3) + _ints(0, 1) + _w(19) + _ints(2),     # 1 face split over 3 lists
+        _name("MeshMaterialList") + _w(10) + _ints(1, 1, 0),
+        _name("Material") + _name("m") + _w(10) + _floats(*([0.5] * 11), size=size),
+        _name("TextureFilename") + _w(10) + _name("a.png", 2) + _w(19) + _w(11),
+        _w(11) + _w(11),
+        _name("SkinWeights") + _w(10) + _name("F", 2) + _w(20) + _ints(2, 0, 2)
+        + _floats(0.25, 0.75, *np.eye(4).ravel().tolist(), size=size) + _w(11),
+        _w(11),  # Mesh
+        _w(11),  # Frame
+        _name("AnimationSet") + _w(10) + _name("Animation") + _w(10)
+        + _w(10) + _name("F") + _w(11)
+        + _name("AnimationKey") + _w(10) + _ints(0, 1) + _ints(0, 4)
+        + _floats(1, 0, 0, 0, size=size) + _w(11) + _w(11) + _w(11),
+    ])
+    header = b"xof 0303bin " + (b"0032" if size == 4 else b"0064")
+    return header + body
+
+
+@pytest.mark.parametrize("size", [4, 8])
+def test_handmade_binary(size):
+    xf = read_xfile_bytes(_binary_triangle(size))
+    assert xf.fmt == "bin" and xf.float_size == size * 8
+    frame = xf.frames[0]
+    mesh = frame.meshes[0]
+    assert mesh.name == "tri"
+    assert mesh.positions.tolist() == [[0, 0, 0], [1, 0, 0], [0, 1, 0]]
+    assert mesh.face_sizes.tolist() == [3] and mesh.face_indices.tolist() == [0, 1, 2]
+    assert mesh.materials[0].texture == "a.png"
+    assert mesh.skin_weights[0].frame_name == "F"
+    assert mesh.skin_weights[0].weights.tolist() == [0.25, 0.75]
+    anim = xf.animation_sets[0].animations[0]
+    assert anim.frame_name == "F" and anim.keys[0].values.tolist() == [[1, 0, 0, 0]]
+
+
+def test_binary_error_offsets_are_file_offsets():
+    data = bytearray(_binary_triangle())
+    # Corrupt the face's second index list: vertex 7 does not exist.
+    marker = _ints(0, 1)
+    at = data.index(marker)
+    data[at + 6:at + 10] = struct.pack("<I", 7)
+    with pytest.raises(FormatError) as info:
+        read_xfile_bytes(bytes(data), "tri.x")
+    err = info.value
+    assert "face 0 uses vertex 7" in str(err)
+    assert err.offset == at + 6  # exactly where the bad index is stored
+
+
+def test_64bit_text_written_exactly():
+    tiger = read_xfile(X / "directx-sdk/tiger.x")
+    data = write_xfile_bytes(tiger, "text", 64)
+    assert data.startswith(b"xof 0302txt 0064")
+    back = read_xfile_bytes(data)
+    assert diff_xfiles(tiger, back) == []  # exact
+    mesh = back.meshes[0]
+    mesh.positions[0, 0] = 0.1 + 0.2  # not representable with 6 decimals
+    again = read_xfile_bytes(write_xfile_bytes(back, "text", 64))
+    assert again.meshes[0].positions[0, 0] == 0.1 + 0.2
