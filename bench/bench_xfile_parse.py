@@ -39,7 +39,7 @@ def time_ours(path: Path, runs: int) -> tuple[float | None, str]:
         try:
             read_xfile(path)
         except FormatError as err:
-            status = f"FormatError: {err.message[:40]}"
+            status = "FormatError"
         elapsed = time.perf_counter() - start
         best = elapsed if best is None else min(best, elapsed)
     return best, status
@@ -95,8 +95,7 @@ def main(argv: list[str]) -> int:
         print(head)
         print("-" * len(head))
         for path in files:
-            rel = (f"{path.parent.name}/{path.name}" if path.is_relative_to(DATA)
-                   else f"{path.parent.name}/{path.name}")
+            rel = f"{path.parent.name}/{path.name}"
             ours, status = time_ours(path, args.runs)
             wall = imp = None
             ai_status = "not installed"

@@ -161,6 +161,10 @@ def build_mesh(context, rig: RiteRig, name: str, conv: Conversion, arm_obj, bone
         length = np.linalg.norm(n, axis=1, keepdims=True)
         n = n / np.where(length > 0, length, 1.0)
         me.normals_split_custom_set(n.astype(np.float32))
+        # the exact file normals, for a lossless export (custom split normals
+        # are stored quantised); they are not used for display
+        attr = me.attributes.new("rite_normal", "FLOAT_VECTOR", "CORNER")
+        attr.data.foreach_set("vector", n.astype(np.float32).reshape(-1))
     for sid in shader_ids:
         mat = bpy.data.materials.get(f"{name}_shader{sid}") or bpy.data.materials.new(f"{name}_shader{sid}")
         me.materials.append(mat)
@@ -222,6 +226,22 @@ def build_action(arm_obj, rig: RiteRig, bound: BoundClip, bone_names: list[str],
     action.use_frame_range = True
     action.use_cyclic = True
     return action, slot
+
+
+def key_signs(bound: BoundClip, bone_names: list[str], keys_only: bool) -> dict:
+    """{bone: [[frame, sign], ...]}: the file's key frames of each track and
+    the sign the action stores each key with (continuity may flip it), so the
+    exporter can write the original keys back."""
+    baked = None if keys_only else bound.baked()
+    out = {}
+    for t, j in enumerate(bound.joints):
+        lo, hi = bound.clip.starts[t], bound.clip.starts[t + 1]
+        frames = bound.clip.times[lo:hi].astype(int)
+        orig = bound.clip.rotations[lo:hi]
+        stored = normalize_signs(orig) if keys_only else baked[frames, t]
+        signs = np.where(np.sum(stored * orig, axis=1) < 0, -1, 1)
+        out[bone_names[j]] = [[int(f), int(sg)] for f, sg in zip(frames, signs)]
+    return out
 
 
 def normalize_signs(q: np.ndarray) -> np.ndarray:

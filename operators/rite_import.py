@@ -92,7 +92,7 @@ def load_ram(context, filepath: str, *, axis_conversion=None, global_scale: floa
         "names": rig.names, "bones": bone_names, "parents": rig.skel.parents.tolist(),
         "orientation": rig.orientation.tolist(), "translation": rig.translation.tolist(),
         "rotation": rig.bind_rotation.tolist(), "x": x.tolist(),
-        "C": conv.C.tolist(), "scale": conv.s, "source": str(filepath)})
+        "C": conv.C.tolist(), "scale": conv.s, "source": str(filepath), "mesh_name": ram.mesh_name})
     for o in context.view_layer.objects:
         o.select_set(False)
     mesh_obj.select_set(True)
@@ -174,7 +174,8 @@ def load_raa(context, filepaths: list[str], *, armature=None, mode: str = "ACTIO
                                                    keys_only=keys_only)
             created.append(action)
             action[STRIP_KEY] = json.dumps({"mode": mode, "weight": float(weight),
-                                            "frames": int(bound.frame_count)})
+                                            "frames": int(bound.frame_count),
+                                            "keys": rite_build.key_signs(bound, bone_names, keys_only)})
             actions.append((action, slot, bound))
             if wm:
                 wm.progress_update(i + 1)

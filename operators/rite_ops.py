@@ -143,3 +143,71 @@ def menu_import(self, context):
 
 
 classes = (IMPORT_SCENE_OT_rite, IMPORT_ANIM_OT_rite, IO_FH_rite_ram, IO_FH_rite_raa)
+
+
+@orientation_helper(axis_forward="-Z", axis_up="Y")
+class EXPORT_SCENE_OT_rite(bpy.types.Operator, ExportHelper):
+    """Export the selected (or only) armature and its skinned mesh as a RiTE model (.ram)"""
+
+    bl_idname = "export_scene.rite"
+    bl_label = "Export RiTE Model"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".ram"
+    filter_glob: StringProperty(default="*.ram", options={"HIDDEN"})
+    export_animations: BoolProperty(name="Export Animations", default=False,
+                                    description="Also write every action of the rig as a .raa beside the .ram")
+    apply_modifiers: BoolProperty(name="Apply Modifiers", default=False,
+                                  description="Apply modifiers other than the Armature modifier")
+    use_stored_axes: BoolProperty(name="Axes of the Import", default=True,
+                                  description="Use the axes and scale the rig was imported with, if any")
+    global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6)
+
+    def execute(self, context):
+        from . import rite_export
+
+        conv = None
+        if not self.use_stored_axes:
+            conv = [list(r) for r in axis_conversion(from_forward=self.axis_forward,
+                                                     from_up=self.axis_up).to_3x3()]
+        try:
+            warnings = rite_export.save_ram(context, self.filepath, export_animations=self.export_animations,
+                                            apply_modifiers=self.apply_modifiers, axis_conversion=conv,
+                                            global_scale=self.global_scale)
+        except (rite_export.ExportFailed, ValueError, OSError) as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        _report_warnings(self, warnings)
+        self.report({"INFO"}, f"Exported {os.path.basename(self.filepath)}")
+        return {"FINISHED"}
+
+
+class EXPORT_ANIM_OT_rite(bpy.types.Operator, ExportHelper):
+    """Export the active armature's action as a RiTE animation (.raa, rotations only)"""
+
+    bl_idname = "export_anim.rite"
+    bl_label = "Export RiTE Animation"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".raa"
+    filter_glob: StringProperty(default="*.raa", options={"HIDDEN"})
+
+    def execute(self, context):
+        from . import rite_export
+
+        try:
+            warnings = rite_export.save_raa(context, self.filepath)
+        except (rite_export.ExportFailed, ValueError, OSError) as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        _report_warnings(self, warnings)
+        self.report({"INFO"}, f"Exported {os.path.basename(self.filepath)}")
+        return {"FINISHED"}
+
+
+def menu_export(self, context):
+    self.layout.operator(EXPORT_SCENE_OT_rite.bl_idname, text="RiTE Model (.ram)")
+    self.layout.operator(EXPORT_ANIM_OT_rite.bl_idname, text="RiTE Animation (.raa)")
+
+
+classes = (*classes, EXPORT_SCENE_OT_rite, EXPORT_ANIM_OT_rite)

@@ -190,3 +190,48 @@ def test_64bit_text_written_exactly():
     mesh.positions[0, 0] = 0.1 + 0.2  # not representable with 6 decimals
     again = read_xfile_bytes(write_xfile_bytes(back, "text", 64))
     assert again.meshes[0].positions[0, 0] == 0.1 + 0.2
+
+
+def _dwords(*floats):
+    return ",".join(str(v) for v in np.array(floats, dtype="<f4").view("<u4").tolist())
+
+
+def test_decldata_streams_become_normals_uvs_and_extras():
+    # Elements (type, method, usage, index): FLOAT3 NORMAL0, FLOAT2 TEXCOORD0, D3DCOLOR COLOR0.
+    color = 0x80FF4000  # ARGB: a=0x80 r=0xFF g=0x40 b=0x00
+    data = ",".join([_dwords(0, 0, 1, 0.25, 0.75), str(color),
+                     _dwords(0, 1, 0, 0.5, 0.5), str(color),
+                     _dwords(1, 0, 0, 1, 1), str(color)])
+    text = (b"xof 0303txt 0032\nMesh { 3; 0;0;0;,1;0;0;,0;1;0;; 1; 3;0,1,2;;\n"
+            b" DeclData { 3; 2;0;3;0;, 1;0;5;0;, 4;0;10;0;; 18; " + data.encode() + b"; }\n}")
+    mesh = read_xfile_bytes(text).meshes[0]
+    assert mesh.normals.tolist() == [[0, 0, 1], [0, 1, 0], [1, 0, 0]]
+    assert np.array_equal(mesh.normal_face_indices, mesh.face_indices)
+    assert mesh.uvs.tolist() == [[0.25, 0.75], [0.5, 0.5], [1, 1]]
+    assert list(mesh.extra_streams) == ["COLOR0"]
+    assert np.allclose(mesh.extra_streams["COLOR0"][0], [1.0, 64 / 255, 0.0, 128 / 255])
+
+
+def test_fvfdata_normal_and_texcoord():
+    # D3DFVF_NORMAL | D3DFVF_TEX1: per vertex 3 + 2 floats (no position in the data).
+    data = ",".join([_dwords(0, 0, 1, 0.1, 0.2), _dwords(0, 0, 1, 0.3, 0.4),
+                     _dwords(0, 0, 1, 0.5, 0.6)])
+    text = (b"xof 0303txt 0032\nMesh { 3; 0;0;0;,1;0;0;,0;1;0;; 1; 3;0,1,2;;\n"
+            b" FVFData { 272; 15; " + data.encode() + b"; }\n}")
+    mesh = read_xfile_bytes(text).meshes[0]
+    assert np.allclose(mesh.normals, [[0, 0, 1]] * 3)
+    assert np.allclose(mesh.uvs, [[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]])
+    assert mesh.extra_streams == {}
+
+
+def test_compressed_text_errors_give_decompressed_line():
+    cube = read_xfile(X / "assimp/test_cube_text.x")
+    text = write_xfile_bytes(cube, "text").replace(b"3;0,2,1;", b"3;0,2,99;")
+    from legacy_skin_io.io.xfile import mszip
+    data = mszip.compress(b"xof 0303tzip0032", text[16:])
+    with pytest.raises(FormatError) as info:
+        read_xfile_bytes(data, "c.x")
+    line = text[:text.index(b"3;0,2,99;")].count(b"\n") + 1
+    assert info.value.line == line  # the header is line 1 of the text either way
+    assert "face 0 uses vertex 99" in str(info.value)
+    assert "decompressed" in str(info.value)

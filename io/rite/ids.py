@@ -41,15 +41,17 @@ class IdTable:
         return values if self.order is None else values[self.order]
 
     def lookup(self, refs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(indices into the sorted order, validity mask) for ``refs`` of any shape."""
+        """(indices into the sorted order, validity mask or None when all are valid)."""
         n = len(self.ids)
         if self.order is None:
+            if refs.size == 0 or (refs.min() >= 0 and refs.max() < n):
+                return refs, None
             ok = (refs >= 0) & (refs < n)
             return np.where(ok, refs, 0), ok
         pos = np.searchsorted(self.sorted, refs)
         pos = np.minimum(pos, n - 1)
         ok = self.sorted[pos] == refs
-        return pos, ok
+        return pos, (None if ok.all() else ok)
 
 
 def first_bad_row(ok: np.ndarray) -> int | None:

@@ -59,8 +59,7 @@ class Source:
         if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark is not content
             data = b"   " + data[3:]
         self.data = data
-        raw = np.frombuffer(data, dtype=np.uint8)
-        nl = np.flatnonzero(raw == 10)
+        nl = _newlines(data)
         self.starts = np.empty(len(nl) + 1, dtype=np.int64)
         self.starts[0] = 0
         self.starts[1:] = nl + 1
@@ -94,6 +93,16 @@ class Source:
     def last_line(self) -> int:
         """1-based number of the last line (for errors at end of file)."""
         return self.count
+
+
+def _newlines(data: bytes) -> np.ndarray:
+    """Offsets of every ``\\n`` (scanned in slices to keep temporaries small)."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    step = 1 << 22
+    if len(raw) <= step:
+        return np.flatnonzero(raw == 10)
+    found = [np.flatnonzero(raw[a:a + step] == 10) + a for a in range(0, len(raw), step)]
+    return np.concatenate(found)
 
 
 def tokens(text: str) -> list[str] | None:

@@ -206,12 +206,12 @@ def _table(src, recs, what):
 
 def _refs(src, table: IdTable, refs: np.ndarray, recs, owner: str, what: str, ids: np.ndarray):
     idx, ok = table.lookup(refs)
-    r = first_bad_row(ok)
+    r = None if ok is None else first_bad_row(ok)
     if r is not None:
         col = int(np.flatnonzero(~ok[r])[0]) if ok.ndim > 1 else 0
         value = int(refs[r, col]) if refs.ndim > 1 else int(refs[r])
         raise src.error(recs.line(r), f"{owner} {int(ids[r])}: {what} id {value} is not defined")
-    return idx
+    return np.ascontiguousarray(idx)
 
 
 def _build_mesh(src, sink, mesh_name, joints, joint_ids, joint_lines, records) -> RamModel:

@@ -78,16 +78,24 @@ class Records:
             want = np.array([code.get(e, -1) for e in expected], dtype=np.int64)
             return self.name_codes != want[group] if len(want) else np.ones(len(self), dtype=bool)
         differ = np.ones(len(self), dtype=bool)
+        if not len(expected):
+            return differ
+        small = np.int16 if len(expected) < 2 ** 15 else np.int64
+        order = np.argsort(group.astype(small), kind="stable")
+        bounds = np.searchsorted(group[order], np.arange(len(expected) + 1))
         for g, text in enumerate(expected):
-            rows = np.flatnonzero(group == g)
+            rows = order[bounds[g]:bounds[g + 1]]
             if not rows.size:
                 continue
             want = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
             rows = rows[self.name_len[rows] == len(want)]
-            if len(want) and rows.size:
-                got = self.name_bytes[self.name_start[rows, None] + np.arange(len(want))]
-                rows = rows[(got == want).all(axis=1)]
-            differ[rows] = False
+            step = max(1, (1 << 20) // max(1, len(want)))
+            for a in range(0, len(rows), step):
+                part = rows[a:a + step]
+                if len(want):
+                    got = self.name_bytes[self.name_start[part, None] + np.arange(len(want))]
+                    part = part[(got == want).all(axis=1)]
+                differ[part] = False
         return differ
 
 
@@ -121,6 +129,9 @@ def read_records(src: Source, start: int, count: int | None, spec: RecordSpec,
 
 # -- vectorised path ------------------------------------------------------------
 
+_BLOCK_LINES = 16384  # lines per numpy pass: keeps temporaries small and in cache
+
+
 def _fromstring(data: bytes, dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
@@ -131,130 +142,124 @@ def _fromstring(data: bytes, dtype):
 
 
 def _fast(src: Source, start: int, n: int, spec: RecordSpec) -> Records | None:
+    """All ``n`` records from line ``start`` if every line is tidy, else None."""
     kinds = spec.kinds
     n_int = len(kinds) - len(kinds.lstrip("id"))
-    has_name = "n" in kinds
-    s = int(src.starts[start])
-    e = int(src.ends[start + n - 1])
-    chunk = src.data[s:e]
-    raw_names = None
-    if has_name:
-        q = kinds.index("n")
-        if q != n_int or kinds.count("n") != 1:
+    rest = kinds[n_int:]
+    if rest and rest.strip("f"):
+        if rest != "nf" or kinds[:n_int] != "i" * n_int:
             return None
-        if kinds[q + 1:] == "f" and kinds[:n_int] == "i" * n_int:
-            return _fast_named(src, chunk, n, n_int, start, s)
-        parts = chunk.split(b'"')
-        if len(parts) != 2 * n + 1:
-            return None
-        raw_names = parts[1::2]
-        numeric = b" inf ".join(parts[0::2])
-        del parts
+        block_fn = _block_named
+    elif rest:
+        block_fn = _block_floats
     else:
-        numeric = chunk
-    width = len(kinds) + 1
-    if n_int == len(kinds):
-        stream = numeric.replace(b"\n", _INT_SENTINEL_TEXT + b"\n") + _INT_SENTINEL_TEXT
-        del numeric
-        arr = _fromstring(stream, np.int64)
-        del stream
-        if arr is None or arr.size != n * width:
+        block_fn = _block_ints
+    n_float = kinds.count("f")
+    ints = np.empty((n, n_int), dtype=np.int64)
+    floats = np.empty((n, n_float), dtype=np.float64)
+    named = block_fn is _block_named
+    if named:
+        name_start = np.empty(n, dtype=np.int64)
+        name_len = np.empty(n, dtype=np.int64)
+    data = src.data
+    for b0 in range(0, n, _BLOCK_LINES):
+        m = min(_BLOCK_LINES, n - b0)
+        first = start + b0
+        s = int(src.starts[first])
+        e = int(src.ends[first + m - 1])
+        ls = src.starts[first:first + m] - s
+        got = block_fn(data[s:e], ls, src.ends[first:first + m] - s, n_int, len(kinds))
+        if got is None:
             return None
-        arr = arr.reshape(n, width)
-        if not (arr[:, -1] == _INT_SENTINEL).all():
-            return None
-        ints = arr[:, :-1]
-        if ((ints >= INT_LIMIT) | (ints <= -INT_LIMIT)).any():
-            return None
-        ints = np.ascontiguousarray(ints)
-        floats = np.zeros((n, 0), dtype=np.float64)
-    else:
-        stream = numeric.replace(b"\n", b" nan\n") + b" nan"
-        del numeric
-        arr = _fromstring(stream, np.float64)
-        del stream
-        if arr is None or arr.size != n * width:
-            return None
-        arr = arr.reshape(n, width)
-        if not np.isnan(arr[:, -1]).all():
-            return None
-        first_float = n_int
-        if has_name:
-            if not np.isposinf(arr[:, n_int]).all():
-                return None
-            first_float += 1
-        # every number field finite (the name column is all +inf, checked above)
-        if np.count_nonzero(np.isfinite(arr[:, :-1])) != n * (width - 1 - has_name):
-            return None
-        ivals = arr[:, :n_int]
-        if ((ivals != np.trunc(ivals)) | (np.abs(ivals) >= INT_LIMIT)).any():
-            return None
-        ints = ivals.astype(np.int64)
-        floats = np.ascontiguousarray(arr[:, first_float:-1])
-        del arr
-        if n_int and _plain_integers(chunk, src.starts[start:start + n] - s, ints) is None:
-            return None
+        ints[b0:b0 + m] = got[0]
+        floats[b0:b0 + m] = got[1]
+        if named:
+            name_start[b0:b0 + m] = got[2] + (s + 1)
+            name_len[b0:b0 + m] = got[3] - got[2] - 1
     for j, kind in enumerate(kinds[:n_int]):
         if kind == "i" and (ints[:, j] < 0).any():
             return None  # the slow path names the line
-    names, codes = _name_codes(raw_names, n) if has_name else (None, None)
-    return Records(ints=ints, floats=floats, names=names, name_codes=codes,
-                   end=start + n, first_line=start + 1)
+    if named:
+        return Records(ints=ints, floats=floats, end=start + n, first_line=start + 1,
+                       name_bytes=np.frombuffer(data, dtype=np.uint8), name_start=name_start,
+                       name_len=name_len)
+    return Records(ints=ints, floats=floats, end=start + n, first_line=start + 1)
 
 
-def _name_codes(raw_names: list, n: int):
-    unique = list(dict.fromkeys(raw_names))
-    index = {b: k for k, b in enumerate(unique)}
-    codes = np.fromiter(map(index.__getitem__, raw_names), dtype=np.int64, count=n)
-    return [b.decode("utf-8") for b in unique], codes
-
-
-def _fast_named(src: Source, chunk: bytes, n: int, n_int: int, start: int, s: int) -> Records | None:
-    """Lines ``INT.. "NAME" FLOAT`` (weights) without one Python object per line.
-
-    The quotes are located with numpy; exactly two per line (checked against
-    the line index) give each name's span. The names are blanked out of a
-    copy of the chunk, which is then parsed like any numeric section; the
-    integers must be plain and end one separator before the opening quote.
-    """
-    raw = np.frombuffer(chunk, dtype=np.uint8)
-    q = np.flatnonzero(raw == 34)
-    if len(q) != 2 * n:
+def _block_ints(chunk: bytes, ls, le, n_int: int, k: int):
+    """Lines of ``k`` integers. The integer parser is strict, a sentinel per line checks the count."""
+    m = len(ls)
+    stream = chunk.replace(b"\n", _INT_SENTINEL_TEXT + b"\n") + _INT_SENTINEL_TEXT
+    arr = _fromstring(stream, np.int64)
+    if arr is None or arr.size != m * (k + 1):
         return None
-    qo, qc = q[0::2], q[1::2]
-    ls = src.starts[start:start + n] - s
-    le = src.ends[start:start + n] - s
-    if not ((qo >= ls) & (qc < le)).all():
+    arr = arr.reshape(m, k + 1)
+    if not (arr[:, -1] == _INT_SENTINEL).all():
         return None
-    mark = np.zeros(len(raw) + 1, dtype=np.int8)
-    mark[qo] = 1
-    mark[qc + 1] = -1
-    inside = np.cumsum(mark[:-1], dtype=np.int8).view(bool)
-    del mark
-    buf = raw.copy()
-    np.copyto(buf, 32, where=inside)
-    del inside
-    stream = buf.tobytes().replace(b"\n", b" nan\n") + b" nan"
-    del buf
-    width = n_int + 2
+    ints = arr[:, :-1]
+    if ((ints >= INT_LIMIT) | (ints <= -INT_LIMIT)).any():
+        return None
+    return ints, _NO_FLOATS
+
+
+_NO_FLOATS = np.zeros((0,), dtype=np.float64)
+
+
+def _block_floats(chunk: bytes, ls, le, n_int: int, k: int):
+    """Lines of ``n_int`` plain integers then floats; a ``nan`` sentinel per line checks the count."""
+    m = len(ls)
+    stream = chunk.replace(b"\n", b" nan\n") + b" nan"
     arr = _fromstring(stream, np.float64)
-    del stream
-    if arr is None or arr.size != n * width:
+    if arr is None or arr.size != m * (k + 1):
         return None
-    arr = arr.reshape(n, width)
+    arr = arr.reshape(m, k + 1)
     if not np.isnan(arr[:, -1]).all() or not np.isfinite(arr[:, :-1]).all():
         return None
     ivals = arr[:, :n_int]
-    if ((ivals != np.trunc(ivals)) | (ivals < 0) | (ivals >= INT_LIMIT)).any():
-        return None  # negative ids: the slow path names the line
+    if ((ivals != np.trunc(ivals)) | (np.abs(ivals) >= INT_LIMIT)).any():
+        return None
     ints = ivals.astype(np.int64)
-    floats = np.ascontiguousarray(arr[:, n_int:n_int + 1])
-    del arr
+    if n_int and _plain_integers(chunk, ls, ints) is None:
+        return None
+    return ints, arr[:, n_int:-1]
+
+
+def _block_named(chunk: bytes, ls, le, n_int: int, k: int):
+    """Lines ``ID.. "NAME" FLOAT`` (weights) without one Python object per line.
+
+    Exactly two quotes per line (checked against the line index) give each
+    name's span; the names are blanked out of a copy of the chunk, which is
+    then parsed like a numeric section. The integers must be plain and end
+    one separator before the opening quote. Returns the quote positions too.
+    """
+    m = len(ls)
+    raw = np.frombuffer(chunk, dtype=np.uint8)
+    q = np.flatnonzero(raw == 34)
+    if len(q) != 2 * m:
+        return None
+    qo, qc = q[0::2], q[1::2]
+    if not ((qo >= ls) & (qc < le)).all():
+        return None
+    lens = qc - qo + 1
+    ends = np.cumsum(lens)
+    buf = raw.copy()
+    buf[np.repeat(qo - ends + lens, lens) + np.arange(int(ends[-1]))] = 32
+    stream = buf.tobytes().replace(b"\n", b" nan\n") + b" nan"
+    width = n_int + 2
+    arr = _fromstring(stream, np.float64)
+    if arr is None or arr.size != m * width:
+        return None
+    arr = arr.reshape(m, width)
+    if not np.isnan(arr[:, -1]).all() or not np.isfinite(arr[:, :-1]).all():
+        return None
+    ivals = arr[:, :n_int]
+    if ((ivals != np.trunc(ivals)) | (np.abs(ivals) >= INT_LIMIT)).any():
+        return None
+    ints = ivals.astype(np.int64)
     end = _plain_integers(chunk, ls, ints)
     if end is None or not (end == qo).all():
         return None
-    return Records(ints=ints, floats=floats, end=start + n, first_line=start + 1,
-                   name_bytes=raw, name_start=qo + 1, name_len=qc - qo - 1)
+    return ints, arr[:, n_int:n_int + 1], qo, qc
 
 
 def _plain_integers(chunk: bytes, line_starts: np.ndarray, ints: np.ndarray) -> np.ndarray | None:

@@ -380,7 +380,10 @@ class Parser:
         if len(materials) != n_materials:
             self.xf.warnings.append(f"{what}: declares {n_materials} materials, "
                                     f"holds {len(materials)}")
-            while len(materials) < n_materials:
+            # Pad with defaults only as far as the face indices need (the declared
+            # count is not backed by any data, so it must not size an allocation).
+            needed = int(indices.max()) + 1 if indices.size else 0
+            while len(materials) < needed:
                 materials.append(XMaterial())
         mesh.material_indices = indices
         mesh.materials = materials

@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Headless command line (``python -m legacy_skin_io`` with the bpy module).
+
+    python -m legacy_skin_io import MODEL.ram [ANIM.raa ...] -o OUT.blend
+    python -m legacy_skin_io verify MODEL.ram [ANIM.raa ...] [--dominant ANIM.raa ...]
+    python -m legacy_skin_io export IN.blend -o OUT.ram [--animations]
+
+``verify`` imports into a new scene, then compares Blender's evaluated mesh
+with the core's evaluation of the original files at every frame, prints a
+table (frame, max error, mean error) and a one-line verdict, and exits
+non-zero when the error exceeds the tolerance (1e-5 of the model size).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _register():
+    import bpy
+
+    from .. import register
+
+    if not hasattr(bpy.types, "IMPORT_SCENE_OT_rite"):
+        register()
+    return bpy
+
+
+def _import_rite(bpy, ram: Path, mergeable: list[Path], dominant: list[Path], weights: list[float],
+                 args) -> tuple:
+    from ..io.rite.playback import StackEntry
+    from . import rite_import
+    from bpy_extras.io_utils import axis_conversion
+
+    bpy.ops.wm.read_homefile(use_empty=True)
+    conv = axis_conversion(from_forward=args.forward, from_up=args.up).to_3x3()
+    res = rite_import.load_ram(bpy.context, str(ram), axis_conversion=[list(r) for r in conv],
+                               global_scale=args.scale, point_bones_at_children=args.bones_at_children)
+    for w in res.warnings:
+        print("warning:", w)
+    entries = []
+    if weights and len(weights) != len(mergeable):
+        raise SystemExit("--weights needs one weight per mergeable animation")
+    use_nla = bool(dominant) or len(mergeable) > 1
+    for i, path in enumerate(mergeable):
+        w = weights[i] if weights else 1.0
+        _, bounds, warns = rite_import.load_raa(bpy.context, [str(path)], armature=res.armature,
+                                                mode="MERGEABLE" if use_nla else "ACTION", weight=w,
+                                                keys_only=args.keys_only)
+        entries.append(StackEntry(bounds[0], "MERGEABLE", w))
+        for x in warns:
+            print("warning:", x)
+    for path in dominant:
+        _, bounds, warns = rite_import.load_raa(bpy.context, [str(path)], armature=res.armature,
+                                                mode="DOMINANT", keys_only=args.keys_only)
+        entries.append(StackEntry(bounds[0], "DOMINANT", 1.0))
+        for x in warns:
+            print("warning:", x)
+    if entries:
+        bpy.context.scene.frame_start = 0
+        bpy.context.scene.frame_end = max(max(e.bound.frame_count for e in entries) - 1, 1)
+    return res, entries
+
+
+def cmd_import(args) -> int:
+    bpy = _register()
+    from . import rite_import
+
+    try:
+        _import_rite(bpy, Path(args.model), [Path(p) for p in args.animations],
+                     [Path(p) for p in args.dominant], args.weights, args)
+    except rite_import.ImportFailed as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    out = Path(args.output).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(out))
+    print(f"wrote {out}")
+    return 0
+
+
+def cmd_verify(args) -> int:
+    bpy = _register()
+    from . import rite_import, verify
+
+    try:
+        res, entries = _import_rite(bpy, Path(args.model), [Path(p) for p in args.animations],
+                                    [Path(p) for p in args.dominant], args.weights, args)
+    except rite_import.ImportFailed as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    scene = bpy.context.scene
+    frames = list(range(scene.frame_start, scene.frame_end + 1)) if entries else [0]
+    report = verify.verify_rite(bpy.context, res.armature, res.mesh, res.rig, res.conv, entries, frames,
+                                rel_tolerance=args.tolerance)
+    print(report.table())
+    print(report.verdict())
+    if args.blend:
+        out = Path(args.blend).resolve()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        bpy.ops.wm.save_as_mainfile(filepath=str(out))
+        print(f"wrote {out}")
+    if args.render:
+        from . import render
+
+        render.render_poses(bpy.context, Path(args.render), res.armature, frames)
+        print(f"wrote {Path(args.render).resolve()}")
+    if not args.keys_only and not report.ok:
+        return 1
+    return 0
+
+
+def cmd_export(args) -> int:
+    bpy = _register()
+    bpy.ops.wm.open_mainfile(filepath=str(Path(args.blend).resolve()))
+    kwargs = {"filepath": str(Path(args.output).resolve()), "export_animations": args.animations}
+    try:
+        result = bpy.ops.export_scene.rite(**kwargs)
+    except RuntimeError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0 if result == {"FINISHED"} else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m legacy_skin_io", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    def common(p):
+        p.add_argument("model", help=".ram file")
+        p.add_argument("animations", nargs="*", help="mergeable .raa files (bottom of the stack)")
+        p.add_argument("--dominant", action="append", default=[], help="dominant .raa (repeatable)")
+        p.add_argument("--weights", type=float, nargs="*", default=[], help="one weight per mergeable .raa")
+        p.add_argument("--forward", default="-Z", help="file forward axis (default -Z)")
+        p.add_argument("--up", default="Y", help="file up axis (default Y)")
+        p.add_argument("--scale", type=float, default=1.0)
+        p.add_argument("--bones-at-children", action="store_true")
+        p.add_argument("--keys-only", action="store_true", help="key only the file's keys (approximate)")
+
+    p = sub.add_parser("import", help="import .ram/.raa into a new .blend")
+    common(p)
+    p.add_argument("-o", "--output", required=True, help=".blend to write")
+    p.set_defaults(func=cmd_import)
+    p = sub.add_parser("verify", help="import and verify against the core, frame by frame")
+    common(p)
+    p.add_argument("--tolerance", type=float, default=1e-5, help="relative to the model size")
+    p.add_argument("--blend", help="also save the imported scene")
+    p.add_argument("--render", help="also render a picture of a few poses (PNG)")
+    p.set_defaults(func=cmd_verify)
+    p = sub.add_parser("export", help="export a .blend's rig to .ram (and .raa per action)")
+    p.add_argument("blend")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--animations", action="store_true", help="also write every action as .raa beside it")
+    p.set_defaults(func=cmd_export)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)

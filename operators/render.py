@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A small Cycles (CPU) contact sheet of a few poses, for people to look at."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import bpy
+import numpy as np
+from mathutils import Vector
+
+
+def render_poses(context, out: Path, armature, frames, n_poses: int = 3, size=(240, 320), samples: int = 8):
+    scene = context.scene
+    meshes = [o for o in scene.objects if o.type == "MESH"]
+    pts = []
+    dg = context.evaluated_depsgraph_get()
+    for o in meshes:
+        ev = o.evaluated_get(dg)
+        co = np.empty(len(ev.data.vertices) * 3, dtype=np.float32)
+        ev.data.vertices.foreach_get("co", co)
+        m = np.array(o.matrix_world)
+        pts.append(co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3])
+    pts = np.concatenate(pts) if pts else np.zeros((1, 3))
+    centre = (pts.max(0) + pts.min(0)) / 2
+    extent = float(np.linalg.norm(pts.max(0) - pts.min(0))) or 1.0
+    cam_data = bpy.data.cameras.new("PreviewCamera")
+    cam = bpy.data.objects.new("PreviewCamera", cam_data)
+    scene.collection.objects.link(cam)
+    cam.location = Vector(centre) + Vector((0.9, -2.2, 0.6)) * extent
+    cam.rotation_euler = (Vector(centre) - cam.location).to_track_quat("-Z", "Y").to_euler()
+    light_data = bpy.data.lights.new("PreviewSun", "SUN")
+    light_data.energy = 3.0
+    light = bpy.data.objects.new("PreviewSun", light_data)
+    light.rotation_euler = (0.7, 0.2, 0.5)
+    scene.collection.objects.link(light)
+    scene.camera = cam
+    if scene.world is None:
+        scene.world = bpy.data.worlds.new("PreviewWorld")
+    scene.render.engine = "CYCLES"
+    scene.cycles.device = "CPU"
+    scene.cycles.samples = samples
+    scene.render.resolution_x, scene.render.resolution_y = size
+    scene.render.resolution_percentage = 100
+    scene.render.image_settings.file_format = "PNG"
+    frames = list(frames)
+    picks = [frames[int(i)] for i in np.linspace(0, len(frames) - 1, n_poses)] if len(frames) > 1 else frames
+    tiles = []
+    tmp = out.with_suffix(".tile.png")
+    for f in picks:
+        scene.frame_set(int(f))
+        scene.render.filepath = str(tmp)
+        bpy.ops.render.render(write_still=True)
+        img = bpy.data.images.load(str(tmp))
+        px = np.empty(img.size[0] * img.size[1] * 4, dtype=np.float32)
+        img.pixels.foreach_get(px)
+        tiles.append(px.reshape(img.size[1], img.size[0], 4))
+        bpy.data.images.remove(img)
+    tmp.unlink(missing_ok=True)
+    sheet = np.concatenate(tiles, axis=1)
+    h, w = sheet.shape[:2]
+    image = bpy.data.images.new("poses", w, h, alpha=True)
+    image.pixels.foreach_set(sheet.reshape(-1))
+    image.filepath_raw = str(out)
+    image.file_format = "PNG"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    image.save()
+    bpy.data.images.remove(image)
+    for o in (cam, light):
+        bpy.data.objects.remove(o)
+    return out
