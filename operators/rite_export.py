@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core import quat
 from ..io.rite import RaaAnimation, RaaTrack, RamModel, RiteJoint, write_raa, write_ram
-from .rite_import import RIG_KEY, STRIP_KEY, ImportFailed
+from .rite_import import RIG_KEY, STRIP_KEY, ImportFailed, find_armature
 
 NORMAL_ATTR = "rite_normal"  # exact file normals kept by the importer (Blender space)
 
@@ -24,18 +24,10 @@ class ExportFailed(ImportFailed):
 
 
 def find_export_armature(context):
-    sel = [o for o in context.selected_objects if o.type == "ARMATURE"]
-    if len(sel) == 1:
-        return sel[0]
-    act = context.active_object
-    if act is not None and act.type == "ARMATURE":
-        return act
-    if act is not None and act.parent is not None and act.parent.type == "ARMATURE":
-        return act.parent
-    arms = [o for o in context.scene.objects if o.type == "ARMATURE"]
-    if len(arms) == 1:
-        return arms[0]
-    raise ExportFailed("select the armature to export (found %d armatures)" % len(arms))
+    arm = find_armature(context, prefer_selected=True)
+    if arm is None:
+        raise ExportFailed("select the armature to export")
+    return arm
 
 
 def skinned_meshes(context, arm_obj) -> list:

@@ -73,9 +73,8 @@ def load_ram(context, filepath: str, *, axis_conversion=None, global_scale: floa
     if wm:
         wm.progress_begin(0, 3)
     try:
-        arm_obj, bone_names, x = rite_build.build_armature(context, rig, Path(filepath).stem + "_rig"
-                                                           if name == Path(filepath).stem else name + "_rig",
-                                                           conv, point_bones_at_children, warnings)
+        arm_obj, bone_names, x = rite_build.build_armature(context, rig, name + "_rig", conv,
+                                                           point_bones_at_children, warnings)
         if wm:
             wm.progress_update(1)
         mesh_obj = rite_build.build_mesh(context, rig, name, conv, arm_obj, bone_names, warnings)
@@ -126,7 +125,13 @@ def rig_from_armature(arm_obj) -> tuple[RiteRig, list[str], np.ndarray]:
     return RiteRig.from_ram(ram), [b.name for b in bones], np.tile([0, 0, 0, 1.0], (len(bones), 1))
 
 
-def find_armature(context):
+def find_armature(context, prefer_selected: bool = False):
+    """The armature to work on: (the only selected one,) the active object or
+    its parent, or the scene's only armature; None if ambiguous."""
+    if prefer_selected:
+        sel = [o for o in context.selected_objects if o.type == "ARMATURE"]
+        if len(sel) == 1:
+            return sel[0]
     obj = context.active_object
     if obj is not None and obj.type == "ARMATURE":
         return obj

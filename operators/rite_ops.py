@@ -24,8 +24,20 @@ def _paths(op) -> list[str]:
     return [op.filepath]
 
 
+class MultiFileImport(ImportHelper):
+    """Several files at once (file browser or drag-and-drop)."""
+
+    files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
+    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+
+    def invoke(self, context, event):
+        if self.filepath and os.path.isfile(self.filepath):  # drag-and-drop: options popup
+            return self.invoke_popup(context)
+        return ImportHelper.invoke(self, context, event)
+
+
 @orientation_helper(axis_forward="-Z", axis_up="Y")
-class IMPORT_SCENE_OT_rite(bpy.types.Operator, ImportHelper):
+class IMPORT_SCENE_OT_rite(bpy.types.Operator, MultiFileImport):
     """Import a RiTE model (.ram): skeleton and skinned mesh"""
 
     bl_idname = "import_scene.rite"
@@ -34,8 +46,6 @@ class IMPORT_SCENE_OT_rite(bpy.types.Operator, ImportHelper):
 
     filename_ext = ".ram"
     filter_glob: StringProperty(default="*.ram", options={"HIDDEN"})
-    files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
-    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
 
     global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6,
                                 description="Scale the model (RiTE files are in the author's units)")
@@ -63,13 +73,8 @@ class IMPORT_SCENE_OT_rite(bpy.types.Operator, ImportHelper):
                                   f"{len(res.rig.ram.positions)} vertices, {len(res.rig.ram.tri_vertices)} triangles")
         return {"FINISHED"}
 
-    def invoke(self, context, event):
-        if self.filepath and os.path.isfile(self.filepath):  # drag-and-drop: options popup
-            return self.invoke_popup(context)
-        return ImportHelper.invoke(self, context, event)
 
-
-class IMPORT_ANIM_OT_rite(bpy.types.Operator, ImportHelper):
+class IMPORT_ANIM_OT_rite(bpy.types.Operator, MultiFileImport):
     """Import RiTE animations (.raa) onto the active armature, one action per file"""
 
     bl_idname = "import_anim.rite"
@@ -78,8 +83,6 @@ class IMPORT_ANIM_OT_rite(bpy.types.Operator, ImportHelper):
 
     filename_ext = ".raa"
     filter_glob: StringProperty(default="*.raa", options={"HIDDEN"})
-    files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
-    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
 
     mode: EnumProperty(
         name="Playback", default="ACTION",
@@ -107,11 +110,6 @@ class IMPORT_ANIM_OT_rite(bpy.types.Operator, ImportHelper):
         _report_warnings(self, warnings)
         self.report({"INFO"}, f"Imported {len(actions)} animation(s): " + ", ".join(a.name for a in actions))
         return {"FINISHED"}
-
-    def invoke(self, context, event):
-        if self.filepath and os.path.isfile(self.filepath):  # drag-and-drop: options popup
-            return self.invoke_popup(context)
-        return ImportHelper.invoke(self, context, event)
 
 
 class IO_FH_rite_ram(bpy.types.FileHandler):
