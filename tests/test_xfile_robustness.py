@@ -112,9 +112,13 @@ def test_absurd_mszip_sizes():
     good = SAMPLES["bzip"]
     bad_total = good[:16] + struct.pack("<I", 0xFFFFFFFF) + good[20:]
     _fast_and_small(bad_total, "header says")
-    # A block header claiming more than the file holds.
+    # A block header announcing more output than the file header: caught before inflating.
     bad_block = good[:20] + struct.pack("<HH", 0xFFFF, 0xFFFF) + good[24:]
-    _fast_and_small(bad_block, "compressed size")
+    _fast_and_small(bad_block, "block headers add up to 65551")
+    # A block whose compressed size runs past the end of the file.
+    usize = struct.unpack_from("<H", good, 20)[0]
+    _fast_and_small(good[:20] + struct.pack("<HH", usize, 0xFFFF) + good[24:],
+                    "compressed size 65535 runs past")
 
 
 def test_deep_nesting_is_an_error_not_a_crash():
@@ -131,9 +135,10 @@ def test_unknown_objects_nest_deeply_without_recursion():
 
 
 def test_reference_cycle():
-    data = b"xof 0303txt 0032\nFrame A { Frame B { { A } } }\n"
-    with pytest.raises(FormatError, match="contains itself"):
+    data = b"xof 0303txt 0032\n\nFrame A { Frame B { { A } } }\n"
+    with pytest.raises(FormatError, match="contains itself") as info:
         read_xfile_bytes(data)
+    assert info.value.line == 3
 
 
 @pytest.mark.parametrize("body, expect, line", [

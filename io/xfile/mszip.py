@@ -27,6 +27,19 @@ def decompress(data: bytes, path=None) -> bytes:
         raise FormatError("compressed file: missing uncompressed-size field", path=path, offset=p)
     total = struct.unpack_from("<I", data, p)[0]
     p += 4
+    # Walk the block headers first: the announced total must match them before
+    # anything is inflated (so a lying header cannot make us inflate, or allocate,
+    # more than the blocks themselves declare).
+    announced, q, n_blocks = 0, p, 0
+    while q + 4 <= end:
+        usize, csize = struct.unpack_from("<HH", data, q)
+        announced += usize
+        q += 4 + max(csize, 2)
+        n_blocks += 1
+    if n_blocks and total != announced + HEADER_SIZE:
+        raise FormatError(f"compressed file: header says {total} bytes uncompressed, the "
+                          f"{n_blocks} block headers add up to {announced + HEADER_SIZE}",
+                          path=path, offset=HEADER_SIZE)
     out = bytearray()
     history = b""
     block = 0

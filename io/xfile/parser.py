@@ -42,6 +42,7 @@ class Parser:
         self.meshes_by_name: dict[str, XMesh] = {}
         self.materials_by_name: dict[str, XMaterial] = {}
         self.material_refs: list[tuple[XMesh, int, _Ref]] = []
+        self.frame_marks: dict[int, object] = {}
         self.depth = 0
         self.strays: Counter[str] = Counter()
 
@@ -170,6 +171,7 @@ class Parser:
         what = _label("Frame", name)
         self.enter(what, mark)
         frame = XFrame(name)
+        self.frame_marks[id(frame)] = mark
         if name is not None:
             self.frames_by_name.setdefault(name, frame)
         for ident, mark in self.children(what):
@@ -595,8 +597,8 @@ class Parser:
                 continue
             s = state.get(id(child))
             if s == 1:
-                raise FormatError(f"frame {child.name!r} contains itself through a reference",
-                                  path=self.t.path)
+                raise self.t.error(f"frame {child.name!r} contains itself through a reference",
+                                   self.frame_marks.get(id(child)))
             if s is None:
                 state[id(child)] = 1
                 stack.append((child, iter(child.children)))
