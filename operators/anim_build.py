@@ -9,12 +9,22 @@ from bpy_extras import anim_utils
 _INTERP = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
 
 
+def ensure_channelbag(action, slot):
+    """The slot's channelbag (created if needed): Blender 5.0's helper, or the
+    same steps on 4.5 LTS, which lacks it."""
+    helper = getattr(anim_utils, "action_ensure_channelbag_for_slot", None)
+    if helper is not None:
+        return helper(action, slot)
+    layer = action.layers[0] if len(action.layers) else action.layers.new("Layer")
+    strip = layer.strips[0] if len(layer.strips) else layer.strips.new(type="KEYFRAME")
+    return strip.channelbag(slot, ensure=True)
+
+
 def new_action_for(id_data, name: str):
     """A new action with one slot for ``id_data``; returns (action, slot, channelbag)."""
     action = bpy.data.actions.new(name)
     slot = action.slots.new(id_type=id_data.id_type, name=id_data.name)
-    channelbag = anim_utils.action_ensure_channelbag_for_slot(action, slot)
-    return action, slot, channelbag
+    return action, slot, ensure_channelbag(action, slot)
 
 
 def assign_action(id_data, action, slot) -> None:
