@@ -117,6 +117,20 @@ def tokens(text: str) -> list[str] | None:
     return _TOKEN_RE.findall(stripped)
 
 
+def line_tokens(src: "Source", i: int) -> list[str] | None:
+    """Tokens of line ``i`` (0-based); a quote left open is an error."""
+    toks = tokens(src.text(i))
+    if toks is not None:
+        check_quotes(src, i + 1, toks)
+    return toks
+
+
+def check_quotes(src: "Source", line: int, toks: list[str]) -> None:
+    for tok in toks:
+        if tok[0] == '"' and (len(tok) < 2 or tok[-1] != '"'):
+            raise src.error(line, f"unterminated quoted name {_show(tok)}")
+
+
 def is_keyword(tok: str) -> bool:
     c = tok[0]
     return ("a" <= c <= "z") or ("A" <= c <= "Z")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ids import IdTable
-from .lexer import Sink, Source, is_keyword, parse_count, parse_id, parse_name, tokens, where_name
+from .lexer import Sink, Source, is_keyword, line_tokens, parse_count, parse_id, parse_name, where_name
 from .model import RaaAnimation, RaaTrack
 from .records import RecordSpec, read_records
 from .source_io import load_bytes, stem_of, text_bytes
@@ -27,7 +27,7 @@ def read_raa_text(text, path=None, warnings=None) -> RaaAnimation:
 def _next_content(src: Source, i: int):
     """(index, tokens) of the first non-blank, non-comment line at or after ``i``."""
     while i < src.count:
-        toks = tokens(src.text(i))
+        toks = line_tokens(src, i)
         if toks is not None:
             return i, toks
         i += 1
@@ -45,7 +45,7 @@ def _parse(src: Source, name: str, warnings) -> RaaAnimation:
     i = 0
     while i < src.count:
         line = i + 1
-        toks = tokens(src.text(i))
+        toks = line_tokens(src, i)
         if toks is None:
             i += 1
             continue

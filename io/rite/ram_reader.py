@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ids import IdTable, first_bad_row
-from .lexer import Sink, Source, is_keyword, parse_count, parse_float, parse_id, parse_int, parse_name, tokens, where_name
+from .lexer import Sink, Source, is_keyword, line_tokens, parse_count, parse_float, parse_id, parse_int, parse_name, where_name
 from .model import RamModel, RiteJoint
 from .records import RecordSpec, read_records
 from .source_io import load_bytes, stem_of, text_bytes
@@ -48,7 +48,7 @@ def _parse(src: Source, default_name: str, warnings) -> RamModel:
     i = 0
     while i < src.count:
         line = i + 1
-        toks = tokens(src.text(i))
+        toks = line_tokens(src, i)
         if toks is None:
             i += 1
             continue
@@ -107,7 +107,7 @@ def _read_joints(src: Source, start: int, count: int, sink: Sink):
             raise src.error(src.last_line(), f"joints: expected {count} records, "
                                              f"found {len(out)} at end of file")
         line = i + 1
-        toks = tokens(src.text(i))
+        toks = line_tokens(src, i)
         i += 1
         if toks is None:
             continue

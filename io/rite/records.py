@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lexer import INT_LIMIT, Sink, Source, is_keyword, parse_float, parse_id, parse_int, parse_name, tokens
+from .lexer import INT_LIMIT, Sink, Source, check_quotes, is_keyword, parse_float, parse_id, parse_int, parse_name, tokens
 
 _INT_SENTINEL = np.iinfo(np.int64).max
 _INT_SENTINEL_TEXT = b" %d" % _INT_SENTINEL
@@ -332,6 +332,7 @@ def _slow(src: Source, start: int, count: int | None, spec: RecordSpec,
             if toks is None:
                 continue
             if is_keyword(toks[0]):
+                check_quotes(src, line, toks)
                 if toks[0].lower() in keywords:
                     if count is not None:
                         raise src.error(line, f"{spec.section}: expected {count} records, "
@@ -341,6 +342,7 @@ def _slow(src: Source, start: int, count: int | None, spec: RecordSpec,
                     break
                 sink.warn(line, f"unknown keyword {toks[0]!r}: line ignored")
                 continue
+            check_quotes(src, line, toks)
             if len(toks) != nfields:
                 raise src.error(line, f"{what}: expected {nfields} fields ({spec.layout}), "
                                       f"found {len(toks)}")
