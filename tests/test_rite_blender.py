@@ -154,3 +154,45 @@ def test_menu_entries_and_file_handlers_registered(bpy):
     assert "RiTE" in bpy.ops.import_scene.rite.get_rna_type().name
     draw_funcs = [f.__name__ for f in bpy.types.TOPBAR_MT_file_import._dyn_ui_initialize()]
     assert any("import" in n for n in draw_funcs)
+
+
+def test_bundled_sample_walk_and_wave_verify_every_frame(bpy):
+    from conftest import SAMPLES
+
+    rite = SAMPLES / "rite"
+    assert bpy.ops.import_scene.rite(filepath=str(rite / "humanoid.ram")) == {"FINISHED"}
+    assert bpy.ops.import_anim.rite(filepath=str(rite / "walk.raa"), mode="MERGEABLE") == {"FINISHED"}
+    assert bpy.ops.import_anim.rite(filepath=str(rite / "wave.raa"), mode="DOMINANT") == {"FINISHED"}
+    rig = RiteRig.from_ram(read_ram(rite / "humanoid.ram"))
+    entries = [StackEntry(rig.bind(read_raa(rite / "walk.raa")), "MERGEABLE", 1.0),
+               StackEntry(rig.bind(read_raa(rite / "wave.raa")), "DOMINANT", 1.0)]
+    assert bpy.context.scene.frame_end == 40
+    report = _verify(bpy, rite / "humanoid.ram", entries, range(0, 81))
+    assert report.ok, report.table()
+    assert len(report.frames) == 81
+
+
+def test_command_line_verify_exit_codes(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import ROOT, SAMPLES
+
+    rite = SAMPLES / "rite"
+    ok = subprocess.run([sys.executable, "-m", "legacy_skin_io", "verify", str(rite / "humanoid.ram"),
+                         str(rite / "walk.raa"), "--blend", str(tmp_path / "h.blend")],
+                        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    assert "PASS: max error" in ok.stdout and (tmp_path / "h.blend").exists()
+    lines = [ln for ln in ok.stdout.splitlines() if ln.strip() and ln.split()[0].isdigit()]
+    assert len(lines) == 33  # one row per frame
+    strict = subprocess.run([sys.executable, "-m", "legacy_skin_io", "verify", str(rite / "humanoid.ram"),
+                             str(rite / "walk.raa"), "--tolerance", "1e-12"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert strict.returncode == 1 and "FAIL" in strict.stdout
+    bad = tmp_path / "bad.ram"
+    bad.write_text("joints 1\n0 \"a\"\nparent 7\n")
+    broken = subprocess.run([sys.executable, "-m", "legacy_skin_io", "verify", str(bad)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert broken.returncode == 2 and "bad.ram:" in broken.stderr
+    assert "Traceback" not in broken.stderr
