@@ -26,7 +26,7 @@ def render_poses(context, out: Path, armature, frames, n_poses: int = 3, size=(2
     cam_data = bpy.data.cameras.new("PreviewCamera")
     cam = bpy.data.objects.new("PreviewCamera", cam_data)
     scene.collection.objects.link(cam)
-    cam.location = Vector(centre) + Vector((0.9, -2.2, 0.6)) * extent
+    cam.location = Vector(centre) + Vector((0.45, -1.25, 0.25)) * extent
     cam.rotation_euler = (Vector(centre) - cam.location).to_track_quat("-Z", "Y").to_euler()
     light_data = bpy.data.lights.new("PreviewSun", "SUN")
     light_data.energy = 3.0

@@ -165,8 +165,15 @@ def build_mesh(context, rig: RiteRig, name: str, conv: Conversion, arm_obj, bone
         # are stored quantised); they are not used for display
         attr = me.attributes.new("rite_normal", "FLOAT_VECTOR", "CORNER")
         attr.data.foreach_set("vector", n.astype(np.float32).reshape(-1))
-    for sid in shader_ids:
-        mat = bpy.data.materials.get(f"{name}_shader{sid}") or bpy.data.materials.new(f"{name}_shader{sid}")
+    palette = [(0.8, 0.62, 0.5), (0.25, 0.4, 0.7), (0.3, 0.3, 0.32), (0.15, 0.1, 0.08), (0.6, 0.6, 0.2)]
+    for k, sid in enumerate(shader_ids):
+        mat = bpy.data.materials.get(f"{name}_shader{sid}")
+        if mat is None:  # RiTE shaders (.ras) are not part of the format: distinct colours per id
+            mat = bpy.data.materials.new(f"{name}_shader{sid}")
+            mat.diffuse_color = (*palette[k % len(palette)], 1.0)
+            bsdf = mat.node_tree.nodes.get("Principled BSDF") if mat.node_tree else None
+            if bsdf is not None:
+                bsdf.inputs["Base Color"].default_value = (*palette[k % len(palette)], 1.0)
         me.materials.append(mat)
     obj = bpy.data.objects.new(name, me)
     context.collection.objects.link(obj)
