@@ -143,19 +143,30 @@ def slerp_no_invert(a, b, t) -> np.ndarray:
 
     slerp when -0.95 < dot < 0.95, else normalised lerp; no hemisphere flip,
     so keys in opposite hemispheres take the long way round, as in the
-    RiTE runtime.
+    RiTE runtime. Each branch is computed only where it applies.
     """
     a, b = _f(a), _f(b)
-    t = np.broadcast_to(_f(t), np.broadcast_shapes(a.shape[:-1], b.shape[:-1], np.shape(t)))
-    cos = dot(a, b)
-    use_slerp = (cos < 0.95) & (cos > -0.95)
-    out = lerp_normalized(a, b, t)
-    if np.any(use_slerp):
-        angle = np.arccos(np.where(use_slerp, cos, 0.0))
+    shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1], np.shape(t))
+    a = np.broadcast_to(a, shape + (4,))
+    b = np.broadcast_to(b, shape + (4,))
+    t = np.broadcast_to(_f(t), shape)
+    cos = np.einsum("...i,...i->...", a, b)
+    use = (cos < 0.95) & (cos > -0.95)
+    out = np.empty(shape + (4,))
+    if use.all():
+        sa, sb, st, sc = a, b, t, cos
+    else:
+        sa, sb, st, sc = a[use], b[use], t[use], cos[use]
+        rest = ~use
+        out[rest] = lerp_normalized(a[rest], b[rest], t[rest])
+    if sc.size:
+        angle = np.arccos(sc)
         inv = 1.0 / np.sin(angle)
-        fa = (np.sin(angle * (1.0 - t)) * inv)[..., None]
-        fb = (np.sin(angle * t) * inv)[..., None]
-        out = np.where(use_slerp[..., None], a * fa + b * fb, out)
+        res = sa * (np.sin(angle * (1.0 - st)) * inv)[..., None] + sb * (np.sin(angle * st) * inv)[..., None]
+        if use.all():
+            out = res
+        else:
+            out[use] = res
     return out
 
 

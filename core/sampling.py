@@ -104,10 +104,12 @@ class RiteClip:
         qq = np.broadcast_to(q[:, None], pos.shape)
         off = np.where(qq < pf, n - pf + qq, qq - pf)
         same = prev == nxt
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(same | (span == 0), 0.0, off / np.where(span == 0, 1.0, span))
-        out = quat.slerp_no_invert(self.rotations[prev], self.rotations[nxt], t)
-        out = np.where((exact | same)[..., None], self.rotations[np.where(exact, pos - 1, prev)], out)
+        direct = exact | same | (span == 0)
+        out = self.rotations[np.where(exact, pos - 1, prev)]       # keys (and held single keys)
+        interp = ~direct
+        if interp.any():
+            t = off[interp] / span[interp]
+            out[interp] = quat.slerp_no_invert(self.rotations[prev[interp]], self.rotations[nxt[interp]], t)
         return out.reshape(len(q), T, 4)
 
 
