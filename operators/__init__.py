@@ -2,17 +2,19 @@
 """Everything that imports bpy: operators, menus, FileHandlers."""
 import bpy
 
-from . import rite_ops
+from . import rite_ops, xfile_ops
 
-_classes = (*rite_ops.classes,)
+_classes = (*rite_ops.classes, *xfile_ops.classes)
 
 
 def _menu_import(self, context):
     rite_ops.menu_import(self, context)
+    xfile_ops.menu_import(self, context)
 
 
 def _menu_export(self, context):
     rite_ops.menu_export(self, context)
+    xfile_ops.menu_export(self, context)
 
 
 def register():

@@ -61,17 +61,41 @@ class RigBuild:
         kp = np.where(parent[:, None, None] >= 0, self.K[np.maximum(parent, 0)], np.eye(4))
         self.A = np.linalg.inv(rest) @ rp @ kp
         self.rel_rest = np.linalg.inv(rp) @ rest
+        # per-bone similarity parts of A and K, for the channel mapping
+        self.ka = np.cbrt(np.linalg.det(self.A[:, :3, :3]))
+        self.Ra = self.A[:, :3, :3] / self.ka[:, None, None]
+        self.qa = quat.from_mat3(self.Ra)
+        self.k = np.cbrt(np.linalg.det(self.K[:, :3, :3]))
+        self.qk = quat.from_mat3(self.K[:, :3, :3] / np.where(self.k > 0, self.k, 1.0)[:, None, None])
 
-    def channel_mode_exact(self) -> bool:
-        """True when every K is a uniform scale (rotation residual below 1e-5):
+    def channel_mode_exact(self, rig: XRig | None = None) -> bool:
+        """True when every K is a uniform scale times a rotation (and no
+        translation), and bones whose K rotates have only uniform scale keys:
         then the file's keys map channel by channel (see the module doc)."""
+        if not len(self.bones):
+            return True
         lin = self.K[:, :3, :3]
         k = np.cbrt(np.linalg.det(lin))
         if np.any(k <= 0):
             return False
-        dev = np.abs(lin / k[:, None, None] - np.eye(3)).max() if len(k) else 0.0
-        tr = np.abs(self.K[:, :3, 3]).max() if len(k) else 0.0
-        return dev < 1e-5 and tr < 1e-6 * max(self.size, 1e-9)
+        rk = lin / k[:, None, None]
+        if np.abs(np.swapaxes(rk, 1, 2) @ rk - np.eye(3)).max() > 1e-4:
+            return False
+        if np.abs(self.K[:, :3, 3]).max() > 1e-6 * max(self.size, 1e-9):
+            return False
+        turned = np.abs(rk - np.eye(3)).max(axis=(1, 2)) > 1e-4
+        if rig is not None and turned.any():
+            frames = set(int(j) for j in self.bones[turned])
+            s0 = rig.rest_components()[2]
+            vals = [s0[j] for j in frames]
+            for clip in rig.clips:
+                for t, j in enumerate(clip.scale.targets):
+                    if int(j) in frames:
+                        vals.append(clip.scale.values[clip.scale.starts[t]:clip.scale.starts[t + 1]])
+            v = np.concatenate([np.reshape(x, (-1, 3)) for x in vals])
+            if np.abs(v - v.mean(axis=1, keepdims=True)).max() > 1e-6 * np.abs(v).max():
+                return False
+        return True
 
     def pose_basis(self, world_bl: np.ndarray) -> np.ndarray:
         """Pose-bone basis matrices (F, B, 4, 4) for Blender-space frame world
@@ -84,15 +108,9 @@ class RigBuild:
     def channels(self, t_file, r_file, s_file, b: np.ndarray):
         """Basis location/rotation/scale for local channels of bones ``b``
         (arrays broadcast: (..., 3), (..., 4), (..., 3) in file space)."""
-        A = self.A[b]
-        ka = np.cbrt(np.linalg.det(A[..., :3, :3]))
-        Ra = A[..., :3, :3] / ka[..., None, None]
-        qa = quat.from_mat3(Ra)
-        K = self.K[b]
-        k = np.cbrt(np.linalg.det(K[..., :3, :3]))
-        qk = quat.from_mat3(K[..., :3, :3] / k[..., None, None])
+        ka, Ra, qa, k, qk = self.ka[b], self.Ra[b], self.qa[b], self.k[b], self.qk[b]
         t = self.conv.translations(t_file)
-        loc = A[..., :3, 3] + ka[..., None] * np.einsum("...ij,...j->...i", Ra, t)
+        loc = self.A[b][..., :3, 3] + ka[..., None] * np.einsum("...ij,...j->...i", Ra, t)
         rot = quat.mul(quat.mul(qa, self.conv.quats(r_file)), quat.conj(qk))
         scl = self.conv.scales(s_file) * (ka / k)[..., None]
         return loc, rot, scl
@@ -114,8 +132,28 @@ def build_armature(context, rig: XRig, sel: np.ndarray, name: str, conv: Handedn
     pos = {int(j): i for i, j in enumerate(bones)}
     parent = np.array([pos.get(int(rig.skel.parents[j]), -1) for j in bones], dtype=np.int64)
     bind_bl = conv.matrices(rig.bind[bones])
+    # Frames that skin nothing have no true bind pose: keep only a rigid
+    # transform and a uniform scale of the derived one, so that K stays a
+    # uniform scale (their pose still shows the frame matrices exactly).
+    free = ~rig.has_offset[bones]
+    if free.any():
+        k = np.cbrt(np.abs(np.linalg.det(bind_bl[free, :3, :3])))
+        fixed = orthonormal(bind_bl[free])
+        fixed[:, :3, :3] *= np.where(k > 0, k, 1.0)[:, None, None]
+        bind_bl[free] = fixed
     src = bind_bl if rest_from == "BIND" else conv.matrices(rig.world0[bones])
     target = orthonormal(src)
+    # Blender rebuilds each bone's rotation in its parent's space from a
+    # direction and a roll, in float32, and loses precision (to ~1e-4) when the
+    # direction is close to the parent's -Y. Such bones are turned by 90
+    # degrees about their X axis (Y -> Z); K absorbs the turn.
+    turn = np.array([[1.0, 0, 0, 0], [0, 0, -1, 0], [0, 1, 0, 0], [0, 0, 0, 1]])
+    for i in range(len(bones)):
+        p = parent[i]
+        if p >= 0:
+            y = target[p, :3, :3].T @ target[i, :3, 1]
+            if 1.0 + y[1] < 0.1:
+                target[i] = target[i] @ turn
     size = rig.size() * conv.s
     min_len = max(size * MIN_BONE_FRACTION, MIN_BONE_LENGTH)
     heads = target[:, :3, 3]
@@ -303,7 +341,8 @@ def make_material(xmat, mesh_name: str, filepath: str, cache: dict, warnings: li
     name = xmat.name or f"{mesh_name}_material"
     mat = bpy.data.materials.new(name)
     cache[key] = mat
-    mat.use_nodes = True
+    if mat.node_tree is None:  # Blender 4.5; 5.0 materials come with nodes
+        mat.use_nodes = True
     nt = mat.node_tree
     bsdf = next((n for n in nt.nodes if n.type == "BSDF_PRINCIPLED"), None)
     if bsdf is None:
