@@ -100,17 +100,6 @@ def rite_world_quat(skel: Skeleton, orientation, translation, rotation):
     return abs_r, abs_t
 
 
-def invert_rigid(m: np.ndarray) -> np.ndarray:
-    """Inverse of rotation+translation matrices (..., 4, 4)."""
-    m = np.asarray(m, dtype=np.float64)
-    out = np.zeros_like(m)
-    rt = np.swapaxes(m[..., :3, :3], -1, -2)
-    out[..., :3, :3] = rt
-    out[..., :3, 3] = -np.einsum("...ij,...j->...i", rt, m[..., :3, 3])
-    out[..., 3, 3] = 1.0
-    return out
-
-
 def skin_matrices(world: np.ndarray, bind_world: np.ndarray) -> np.ndarray:
     """Per-joint skinning matrices ``world @ inverse(bind_world)``.
 

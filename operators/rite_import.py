@@ -15,7 +15,7 @@ import numpy as np
 from ..core import quat
 from ..io.errors import FormatError
 from ..io.rite import RamModel, read_raa, read_ram
-from ..io.rite.playback import BoundClip, RiteRig, StackEntry
+from ..io.rite.playback import RiteRig
 from . import anim_build, rite_build
 
 RIG_KEY = "legacy_skin_io_rite"
@@ -263,19 +263,6 @@ def _rebuild_stack(arm_obj, new: list) -> int:
     return end
 
 
-def stack_entries(arm_obj, bound_by_action: dict) -> list[StackEntry]:
-    """The core's description of the armature's RiTE NLA stack (bottom first)."""
-    ad = arm_obj.animation_data
-    out = []
-    if ad is None:
-        return out
-    for tr in ad.nla_tracks:
-        meta = _track_meta(tr)
-        if meta and not tr.mute:
-            out.append(StackEntry(bound_by_action[tr.strips[0].action.name], meta["mode"], meta["weight"]))
-    return out
-
-
 def _track_meta(track):
     """The RiTE stack metadata of an NLA track made by this importer, or None
     (the metadata lives on the strip's action: tracks hold no ID properties)."""
@@ -286,10 +273,3 @@ def _track_meta(track):
         return None
     m = json.loads(meta)
     return m if m.get("mode") in ("MERGEABLE", "DOMINANT") else None
-
-
-def bound_for(action_name: str, bounds: list[BoundClip]) -> BoundClip | None:
-    for b in bounds:
-        if b.animation.name == action_name:
-            return b
-    return None

@@ -172,16 +172,6 @@ def evaluate_stack(rig: RiteRig, entries: list[StackEntry], scene_frames) -> np.
     return blend.evaluate_stack(quat.normalize(rig.bind_rotation), layers)
 
 
-def deform(rig: RiteRig, rotations: np.ndarray, policy: str = "blender",
-           influences: skinning.Influences | None = None) -> np.ndarray:
-    """Skinned positions (F, V, 3) for joint rotations (F, J, 4)."""
-    infl = influences or rig.influences()
-    rotations = np.asarray(rotations).reshape(-1, rig.n_joints, 4)
-    mats = rig.skin_matrices(rotations)
-    job = skinning.SkinJob(rig.ram.positions, infl, policy)
-    return np.stack([job.run(m)[0].copy() for m in mats])
-
-
 def normalize_quat_signs(q: np.ndarray) -> np.ndarray:
     """Quaternion keys made continuous along frames (first key w >= 0)."""
     q = np.array(q, dtype=np.float64, copy=True)
