@@ -226,13 +226,30 @@ def _blender_mat3_to_quat_wxyz(m: np.ndarray) -> np.ndarray:
 
 def _orthogonalize_y(m3: np.ndarray) -> np.ndarray:
     """Blender's ``orthogonalize_m4(m, 1)`` on the 3x3 part (columns are the
-    axes): keep Y, rebuild Z = X x Y and X = Y x Z (scale irrelevant here)."""
-    x, y = m3[..., :, 0], m3[..., :, 1]
+    axes; the result's scale is irrelevant here). Y is kept; which other axis
+    is kept depends on dot products with the *unnormalised* axes, exactly as
+    in Blender (long, sheared X axes take the second branch)."""
+    x, y, z = m3[..., :, 0], m3[..., :, 1], m3[..., :, 2]
     y = y / np.linalg.norm(y, axis=-1, keepdims=True)
-    z = np.cross(x, y)
-    z = z / np.linalg.norm(z, axis=-1, keepdims=True)
-    x = np.cross(y, z)
-    return np.stack((x, y, z), axis=-1)
+
+    def unit(v):
+        return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+    # branch 1: dot(Y, X) < 1 -> Z = X x Y, X = Y x Z
+    z1 = unit(np.cross(x, y))
+    x1 = np.cross(y, z1)
+    # branch 2: dot(X, Z) < 1 -> X = Y x Z, Z = X x Y
+    x2 = unit(np.cross(y, z))
+    z2 = np.cross(x2, y)
+    # branch 3: a vector from Y's permuted components
+    vec = np.stack((y[..., 1], y[..., 2], y[..., 0]), axis=-1)
+    x3 = unit(np.cross(y, vec))
+    z3 = np.cross(x3, y)
+    b1 = (np.sum(y * x, axis=-1) < 1.0)[..., None]
+    b2 = (np.sum(x * z, axis=-1) < 1.0)[..., None]
+    xo = np.where(b1, x1, np.where(b2, x2, x3))
+    zo = np.where(b1, z1, np.where(b2, z2, z3))
+    return np.stack((xo, y, zo), axis=-1)
 
 
 def _quat_wxyz_to_mat3(q):
