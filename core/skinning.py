@@ -198,7 +198,6 @@ def _blender_mat3_to_quat_wxyz(m: np.ndarray) -> np.ndarray:
     c_a = (b22 < 0.0) & (b00 > b11)
     c_b = (b22 < 0.0) & ~(b00 > b11)
     c_c = ~(b22 < 0.0) & (b00 < -b11)
-    c_d = ~(b22 < 0.0) & ~(b00 < -b11)
     with np.errstate(invalid="ignore", divide="ignore"):
         tr = 1.0 + b00 - b11 - b22
         s = 2.0 * np.sqrt(np.maximum(tr, 0.0))

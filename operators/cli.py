@@ -2,13 +2,18 @@
 """Headless command line (``python -m legacy_skin_io`` with the bpy module).
 
     python -m legacy_skin_io import MODEL.ram [ANIM.raa ...] -o OUT.blend
+    python -m legacy_skin_io import MODEL.x [--bake] -o OUT.blend
     python -m legacy_skin_io verify MODEL.ram [ANIM.raa ...] [--dominant ANIM.raa ...]
+    python -m legacy_skin_io verify MODEL.x [--bake]
     python -m legacy_skin_io export IN.blend -o OUT.ram [--animations]
 
 ``verify`` imports into a new scene, then compares Blender's evaluated mesh
 with the core's evaluation of the original files at every frame, prints a
 table (frame, max error, mean error) and a one-line verdict, and exits
 non-zero when the error exceeds the tolerance (1e-5 of the model size).
+A DirectX .X file is verified AnimationSet by AnimationSet (a table each,
+every frame of the set; the default pose when it has none), one verdict for
+all. Exit status: 0 pass, 1 over the tolerance, 2 unreadable input.
 """
 from __future__ import annotations
 
@@ -63,14 +68,93 @@ def _import_rite(bpy, ram: Path, mergeable: list[Path], dominant: list[Path], we
     return res, entries
 
 
+def _is_x(path) -> bool:
+    """A DirectX file: the .x suffix, or the ``xof `` header whatever the name."""
+    path = Path(path)
+    if path.suffix.lower() == ".x":
+        return True
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"xof "
+    except OSError:
+        return False
+
+
+def _x_usage_error(args) -> str | None:
+    """Options that only make sense for RiTE files, given with a .x file (or the reverse)."""
+    if _is_x(args.model):
+        extra = [name for name, given in (("animation files", args.animations), ("--dominant", args.dominant),
+                                          ("--weights", args.weights), ("--keys-only", args.keys_only),
+                                          ("--bones-at-children", args.bones_at_children)) if given]
+        if extra:
+            return f"{', '.join(extra)}: not for .x files (a .x file carries its own AnimationSets)"
+    elif args.bake:
+        return "--bake is for .x files"
+    return None
+
+
+def _import_x(bpy, path: Path, args):
+    """Import a .X file into a new empty scene with the importer's defaults
+    (or --bake / --forward / --up / --scale)."""
+    from bpy_extras.io_utils import axis_conversion
+
+    from . import xfile_import
+
+    if not path.is_file():
+        raise xfile_import.ImportFailed(f"{path}: no such file")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    conv = axis_conversion(from_forward=args.forward, from_up=args.up).to_3x3()
+    imp = xfile_import.load_x(bpy.context, str(path), axis_conversion=[list(r) for r in conv],
+                              global_scale=args.scale, bake=args.bake)
+    for w in imp.warnings:
+        print("warning:", w)
+    return imp
+
+
+def _verify_x(bpy, imp, args) -> tuple[list, object]:
+    """verify_x for every AnimationSet at every scene frame it spans (or the
+    default pose): [(title, report)] and the combined report."""
+    import numpy as np
+
+    from ..io.xfile import read_xfile
+    from ..io.xfile.playback import XRig
+    from . import xfile_build, xfile_import
+    from .verify import Report
+
+    rig = XRig.from_xfile(read_xfile(args.model))  # the reference: a fresh parse, never read back from Blender
+    scene = bpy.context.scene
+    fps = scene.render.fps / scene.render.fps_base
+    rot_mode = "slerp" if imp.baked else "nlerp"
+    parts = []
+    if imp.actions:
+        for ci, clip in enumerate(rig.clips):
+            f0, f1 = xfile_build.clip_frames(rig, clip, fps)
+            frames = np.arange(min(np.floor(f0), 0.0), np.ceil(f1 - 1e-6) + 1.0)
+            rep = xfile_import.verify_x(bpy.context, imp, rig, ci, frames, rot_mode, rel_tolerance=args.tolerance)
+            parts.append((f"AnimationSet {clip.name!r}: frames {frames[0]:g}-{frames[-1]:g}", rep))
+    else:
+        rep = xfile_import.verify_x(bpy.context, imp, rig, None, [0], rot_mode, rel_tolerance=args.tolerance)
+        parts.append(("default pose (no animation)", rep))
+    first = parts[0][1]
+    total = Report([f for _, r in parts for f in r.frames], first.size, first.tolerance)
+    return parts, total
+
+
 def cmd_import(args) -> int:
     bpy = _register()
-    from . import rite_import
+    from . import rite_import, xfile_import
 
+    bad = _x_usage_error(args)
+    if bad:
+        print(f"error: {bad}", file=sys.stderr)
+        return 2
     try:
-        _import_rite(bpy, Path(args.model), [Path(p) for p in args.animations],
-                     [Path(p) for p in args.dominant], args.weights, args)
-    except rite_import.ImportFailed as err:
+        if _is_x(args.model):
+            _import_x(bpy, Path(args.model), args)
+        else:
+            _import_rite(bpy, Path(args.model), [Path(p) for p in args.animations],
+                         [Path(p) for p in args.dominant], args.weights, args)
+    except (rite_import.ImportFailed, xfile_import.ImportFailed) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     out = Path(args.output).resolve()
@@ -80,9 +164,46 @@ def cmd_import(args) -> int:
     return 0
 
 
+def cmd_verify_x(bpy, args) -> int:
+    from . import anim_build, xfile_import
+
+    try:
+        imp = _import_x(bpy, Path(args.model), args)
+    except xfile_import.ImportFailed as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    parts, total = _verify_x(bpy, imp, args)
+    for title, rep in parts:
+        print(title)
+        print(rep.table())
+    print(total.verdict())
+    if imp.actions:  # leave the first set active, as the importer does
+        action, slot, _ = imp.actions[0]
+        anim_build.assign_action(imp.armature, action, slot)
+        bpy.context.scene.frame_set(0)
+    if args.blend:
+        out = Path(args.blend).resolve()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        bpy.ops.wm.save_as_mainfile(filepath=str(out))
+        print(f"wrote {out}")
+    if args.render:
+        from . import render
+
+        render.render_poses(bpy.context, Path(args.render), imp.armature, [f.frame for f in parts[0][1].frames])
+        print(f"wrote {Path(args.render).resolve()}")
+    return 0 if total.ok else 1
+
+
 def cmd_verify(args) -> int:
     bpy = _register()
     from . import rite_import, verify
+
+    bad = _x_usage_error(args)
+    if bad:
+        print(f"error: {bad}", file=sys.stderr)
+        return 2
+    if _is_x(args.model):
+        return cmd_verify_x(bpy, args)
 
     try:
         res, entries = _import_rite(bpy, Path(args.model), [Path(p) for p in args.animations],
@@ -129,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     def common(p):
-        p.add_argument("model", help=".ram file")
+        p.add_argument("model", help=".ram or .x file")
         p.add_argument("animations", nargs="*", help="mergeable .raa files (bottom of the stack)")
         p.add_argument("--dominant", action="append", default=[], help="dominant .raa (repeatable)")
         p.add_argument("--weights", type=float, nargs="*", default=[], help="one weight per mergeable .raa")
@@ -138,8 +259,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--scale", type=float, default=1.0)
         p.add_argument("--bones-at-children", action="store_true")
         p.add_argument("--keys-only", action="store_true", help="key only the file's keys (approximate)")
+        p.add_argument("--bake", action="store_true",
+                       help=".x: key every frame with the exact (slerp) playback instead of the file's keys")
 
-    p = sub.add_parser("import", help="import .ram/.raa into a new .blend")
+    p = sub.add_parser("import", help="import .ram/.raa or .x into a new .blend")
     common(p)
     p.add_argument("-o", "--output", required=True, help=".blend to write")
     p.set_defaults(func=cmd_import)

@@ -143,7 +143,7 @@ def build_ram(context, arm_obj, *, apply_modifiers=False, axis_conversion=None, 
     if not meshes:
         raise ExportFailed(f"{arm_obj.name} has no skinned mesh to export")
     arm_inv = np.linalg.inv(np.array(arm_obj.matrix_world))
-    P, N, UV, TV, TN, TU, SH, WV, WJ, WW = [], [], [], [], [], [], [], [], [], []
+    P, N, UV, TV, SH, WV, WJ, WW = [], [], [], [], [], [], [], []
     v_off = 0
     mesh_name = meshes[0].name
     for obj in meshes:

@@ -112,27 +112,27 @@ class IMPORT_ANIM_OT_rite(bpy.types.Operator, MultiFileImport):
         return {"FINISHED"}
 
 
-class IO_FH_rite_ram(bpy.types.FileHandler):
+class ViewportDrop:
+    """FileHandler mixin: accept files dropped on the 3D viewport."""
+
+    @classmethod
+    def poll_drop(cls, context):
+        return context.area is not None and context.area.type == "VIEW_3D"
+
+
+class IO_FH_rite_ram(ViewportDrop, bpy.types.FileHandler):
     bl_idname = "IO_FH_rite_ram"
     bl_label = "RiTE Model"
     bl_import_operator = "import_scene.rite"
     bl_export_operator = "export_scene.rite"
     bl_file_extensions = ".ram"
 
-    @classmethod
-    def poll_drop(cls, context):
-        return context.area is not None and context.area.type == "VIEW_3D"
 
-
-class IO_FH_rite_raa(bpy.types.FileHandler):
+class IO_FH_rite_raa(ViewportDrop, bpy.types.FileHandler):
     bl_idname = "IO_FH_rite_raa"
     bl_label = "RiTE Animation"
     bl_import_operator = "import_anim.rite"
     bl_file_extensions = ".raa"
-
-    @classmethod
-    def poll_drop(cls, context):
-        return context.area is not None and context.area.type == "VIEW_3D"
 
 
 def menu_import(self, context):

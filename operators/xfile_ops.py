@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 
 import bpy
-from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper, ImportHelper, axis_conversion, orientation_helper
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper, axis_conversion, orientation_helper
 
-from .rite_ops import _paths, _report_warnings
+from .rite_ops import MultiFileImport, ViewportDrop, _paths, _report_warnings
 
 
 @orientation_helper(axis_forward="-Z", axis_up="Y")
-class IMPORT_SCENE_OT_xfile(bpy.types.Operator, ImportHelper):
+class IMPORT_SCENE_OT_xfile(bpy.types.Operator, MultiFileImport):
     """Import DirectX .X files (text, binary, compressed): meshes, skeleton, skin and animations"""
 
     bl_idname = "import_scene.xfile"
@@ -21,8 +21,6 @@ class IMPORT_SCENE_OT_xfile(bpy.types.Operator, ImportHelper):
 
     filename_ext = ".x"
     filter_glob: StringProperty(default="*.x;*.X", options={"HIDDEN"})
-    files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
-    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
 
     global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6,
                                 description="Scale the model (.X files are in the author's units)")
@@ -62,22 +60,13 @@ class IMPORT_SCENE_OT_xfile(bpy.types.Operator, ImportHelper):
                                   f"{n_bones} bones, {len(res.actions)} action(s)")
         return {"FINISHED"}
 
-    def invoke(self, context, event):
-        if self.filepath and os.path.isfile(self.filepath):  # drag-and-drop: options popup
-            return self.invoke_popup(context)
-        return ImportHelper.invoke(self, context, event)
 
-
-class IO_FH_xfile(bpy.types.FileHandler):
+class IO_FH_xfile(ViewportDrop, bpy.types.FileHandler):
     bl_idname = "IO_FH_xfile"
     bl_label = "DirectX"
     bl_import_operator = "import_scene.xfile"
     bl_export_operator = "export_scene.xfile"
     bl_file_extensions = ".x;.X"
-
-    @classmethod
-    def poll_drop(cls, context):
-        return context.area is not None and context.area.type == "VIEW_3D"
 
 
 def menu_import(self, context):

@@ -2,7 +2,6 @@
 """RiTE RAM/RAA reader and writer: grammar, errors with lines, warnings, round trips."""
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
