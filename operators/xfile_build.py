@@ -442,6 +442,7 @@ def build_action_keys(rb: RigBuild, rig: XRig, clip, fps: float, name: str):
     track_of = {}
     for prop, (ch, _, _) in chans.items():
         track_of[prop] = {int(j): k for k, j in enumerate(ch.targets)}
+    pending: dict[str, list] = {prop: [] for prop in chans}
     for bi, j in enumerate(rb.bones):
         j = int(j)
         bone = rb.bone_names[j]
@@ -458,16 +459,24 @@ def build_action_keys(rb: RigBuild, rig: XRig, clip, fps: float, name: str):
             else:
                 lo, hi = ch.starts[k], ch.starts[k + 1]
                 times, vals = ch.times[lo:hi], ch.values[lo:hi]
-            n = len(times)
-            bt = np.broadcast_to
-            if prop == "location":
-                out = rb.channels(vals, bt(r0[j], (n, 4)), bt(s0[j], (n, 3)), np.full(n, bi))[0]
-            elif prop == "rotation_quaternion":
-                out = rb.channels(bt(t0[j], (n, 3)), vals, bt(s0[j], (n, 3)), np.full(n, bi))[1]
-                out = np.concatenate((out[:, 3:], out[:, :3]), axis=1)
-            else:
-                out = rb.channels(bt(t0[j], (n, 3)), bt(r0[j], (n, 4)), vals, np.full(n, bi))[2]
-            _key(bag, bone, prop, rig.ticks_to_frames(times, fps), out)
+            pending[prop].append((bone, bi, j, times, vals))
+    # one vectorised conversion per channel kind for all bones of the set
+    for prop, jobs in pending.items():
+        if not jobs:
+            continue
+        counts = [len(t) for _, _, _, t, _ in jobs]
+        vals = np.concatenate([v for *_, v in jobs])
+        b = np.repeat([bi for _, bi, _, _, _ in jobs], counts)
+        js = np.repeat([j for _, _, j, _, _ in jobs], counts)
+        if prop == "location":
+            out = rb.channels(vals, r0[js], s0[js], b)[0]
+        elif prop == "rotation_quaternion":
+            out = rb.channels(t0[js], vals, s0[js], b)[1]
+            out = np.concatenate((out[:, 3:], out[:, :3]), axis=1)
+        else:
+            out = rb.channels(t0[js], r0[js], vals, b)[2]
+        for (bone, _, _, times, _), part in zip(jobs, np.split(out, np.cumsum(counts)[:-1])):
+            _key(bag, bone, prop, rig.ticks_to_frames(times, fps), part)
     return action, slot
 
 
