@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import bpy
 import numpy as np
-from mathutils import Matrix
 
 from ..core import quat
 from ..io.rite.playback import BoundClip, RiteRig
-from . import anim_build
+from . import anim_build, bones
 
 MIN_BONE_FRACTION = 2e-3   # bone length floor, as a fraction of the model size
 
@@ -41,14 +40,6 @@ class Conversion:
         return m
 
 
-def _children(parents: np.ndarray) -> list[list[int]]:
-    kids: list[list[int]] = [[] for _ in parents]
-    for j, p in enumerate(parents):
-        if p >= 0:
-            kids[p].append(j)
-    return kids
-
-
 def build_armature(context, rig: RiteRig, name: str, conv: Conversion, point_at_children: bool,
                    warnings: list[str]):
     """Armature object whose bone rest matrices are the joints' bind-pose
@@ -63,49 +54,23 @@ def build_armature(context, rig: RiteRig, name: str, conv: Conversion, point_at_
     context.collection.objects.link(obj)
     rest = conv.rigid(rig.bind_world)
     parents = rig.skel.parents
-    kids = _children(parents)
+    kids = bones.children(parents)
     size = rig.size() * conv.s
     min_len = max(size * MIN_BONE_FRACTION, 1e-3)
     heads = rest[:, :3, 3]
-    lengths = np.zeros(rig.n_joints)
-    for j in range(rig.n_joints):
-        d = [np.linalg.norm(heads[k] - heads[j]) for k in kids[j]]
-        d = [x for x in d if x > min_len]
-        lengths[j] = float(np.mean(d)) if d else 0.0
-    for j in rig.skel.order:  # leaves: half the parent's length
-        if lengths[j] == 0.0:
-            p = parents[j]
-            lengths[j] = 0.5 * lengths[p] if p >= 0 and lengths[p] > 0 else size * 0.05
-    lengths = np.maximum(lengths, min_len)
-
-    prev_active = context.view_layer.objects.active
-    context.view_layer.objects.active = obj
-    bpy.ops.object.mode_set(mode="EDIT")
-    try:
-        ebones = []
-        seen: set[str] = set()
-        for j, jname in enumerate(rig.names):
-            eb = arm.edit_bones.new(jname or f"joint{j}")
-            if jname in seen:
-                warnings.append(f"duplicate joint name {jname!r}: bone renamed to {eb.name!r}")
-            seen.add(jname)
-            eb.head = (0.0, 0.0, 0.0)
-            eb.tail = (0.0, float(lengths[j]), 0.0)
-            m = rest[j].copy()
-            if point_at_children and kids[j]:
+    lengths = bones.bone_lengths(heads, parents, rig.skel.order, size, min_len)
+    matrices = rest.copy()
+    if point_at_children:
+        for j in range(rig.n_joints):
+            if kids[j]:
                 target = np.mean(heads[kids[j]], axis=0) - heads[j]
                 if np.linalg.norm(target) > min_len:
-                    m[:3, :3] = _aim_y(m[:3, :3], target)
-            eb.matrix = Matrix(m.tolist())
-            eb.use_connect = False
-            ebones.append(eb)
-        for j, p in enumerate(parents):
-            if p >= 0:
-                ebones[j].parent = ebones[p]
-        bone_names = [eb.name for eb in ebones]
-    finally:
-        bpy.ops.object.mode_set(mode="OBJECT")
-        context.view_layer.objects.active = prev_active
+                    matrices[j, :3, :3] = _aim_y(rest[j, :3, :3], target)
+    wanted = [n or f"joint{j}" for j, n in enumerate(rig.names)]
+    bone_names = bones.create_bones(context, obj, wanted, parents, matrices, lengths)
+    for w, got in zip(wanted, bone_names):
+        if w != got:
+            warnings.append(f"joint name {w!r} is a duplicate or too long: bone named {got!r}")
     actual = np.array([np.array(arm.bones[n].matrix_local) for n in bone_names]).reshape(-1, 4, 4)
     joint_q = quat.from_mat3(rest[:, :3, :3])
     bone_q = quat.from_mat3(actual[:, :3, :3])

@@ -29,11 +29,11 @@ from pathlib import Path
 
 import bpy
 import numpy as np
-from mathutils import Matrix
 
 from ..core import quat, sampling
 from ..io.xfile.playback import Handedness, XRig, orthonormal
 from . import anim_build
+from . import bones as bone_tools
 
 MIN_BONE_FRACTION = 2e-3    # bone length floor, as a fraction of the model size
 MIN_BONE_LENGTH = 1e-3      # absolute floor (Blender units)
@@ -116,14 +116,6 @@ class RigBuild:
         return loc, rot, scl
 
 
-def _children(parents) -> list[list[int]]:
-    kids: list[list[int]] = [[] for _ in parents]
-    for j, p in enumerate(parents):
-        if p >= 0:
-            kids[p].append(j)
-    return kids
-
-
 def build_armature(context, rig: XRig, sel: np.ndarray, name: str, conv: Handedness,
                    rest_from: str, warnings: list[str]) -> RigBuild:
     """Armature with one bone per selected frame. ``rest_from`` "BIND" (rest =
@@ -157,40 +149,11 @@ def build_armature(context, rig: XRig, sel: np.ndarray, name: str, conv: Handedn
     size = rig.size() * conv.s
     min_len = max(size * MIN_BONE_FRACTION, MIN_BONE_LENGTH)
     heads = target[:, :3, 3]
-    kids = _children(parent)
-    lengths = np.zeros(len(bones))
-    for i in range(len(bones)):
-        d = [float(np.linalg.norm(heads[c] - heads[i])) for c in kids[i]]
-        d = [x for x in d if x > min_len]
-        lengths[i] = float(np.mean(d)) if d else 0.0
-    for i in range(len(bones)):  # parents first: leaves get half their parent's length
-        if lengths[i] == 0.0:
-            p = parent[i]
-            lengths[i] = 0.5 * lengths[p] if p >= 0 and lengths[p] > 0 else size * 0.05
-    lengths = np.maximum(lengths, min_len)
-
+    lengths = bone_tools.bone_lengths(heads, parent, range(len(bones)), size, min_len)  # parents first
     arm = bpy.data.armatures.new(name)
     obj = bpy.data.objects.new(name, arm)
     context.collection.objects.link(obj)
-    prev_active = context.view_layer.objects.active
-    context.view_layer.objects.active = obj
-    bpy.ops.object.mode_set(mode="EDIT")
-    try:
-        ebones = []
-        for i, j in enumerate(bones):
-            eb = arm.edit_bones.new(rig.names[j])
-            eb.head = (0.0, 0.0, 0.0)
-            eb.tail = (0.0, float(lengths[i]), 0.0)
-            eb.matrix = Matrix(target[i].tolist())
-            eb.use_connect = False
-            ebones.append(eb)
-        for i, p in enumerate(parent):
-            if p >= 0:
-                ebones[i].parent = ebones[p]
-        names = [eb.name for eb in ebones]
-    finally:
-        bpy.ops.object.mode_set(mode="OBJECT")
-        context.view_layer.objects.active = prev_active
+    names = bone_tools.create_bones(context, obj, [rig.names[j] for j in bones], parent, target, lengths)
     rest = np.array([np.array(arm.bones[n].matrix_local, dtype=np.float64) for n in names]).reshape(-1, 4, 4)
     for n in names:
         obj.pose.bones[n].rotation_mode = "QUATERNION"
