@@ -140,6 +140,24 @@ def _verify_x(bpy, imp, args) -> tuple[list, object]:
     return parts, total
 
 
+def _save_blend(bpy, path) -> None:
+    out = Path(path).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(out))
+    print(f"wrote {out}")
+
+
+def _write_outputs(bpy, args, armature, frames) -> None:
+    """``--blend`` and ``--render`` of the verify command."""
+    if args.blend:
+        _save_blend(bpy, args.blend)
+    if args.render:
+        from . import render
+
+        render.render_poses(bpy.context, Path(args.render), armature, frames)
+        print(f"wrote {Path(args.render).resolve()}")
+
+
 def cmd_import(args) -> int:
     bpy = _register()
     from . import rite_import, xfile_import
@@ -157,10 +175,7 @@ def cmd_import(args) -> int:
     except (rite_import.ImportFailed, xfile_import.ImportFailed) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    out = Path(args.output).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    bpy.ops.wm.save_as_mainfile(filepath=str(out))
-    print(f"wrote {out}")
+    _save_blend(bpy, args.output)
     return 0
 
 
@@ -181,16 +196,7 @@ def cmd_verify_x(bpy, args) -> int:
         action, slot, _ = imp.actions[0]
         anim_build.assign_action(imp.armature, action, slot)
         bpy.context.scene.frame_set(0)
-    if args.blend:
-        out = Path(args.blend).resolve()
-        out.parent.mkdir(parents=True, exist_ok=True)
-        bpy.ops.wm.save_as_mainfile(filepath=str(out))
-        print(f"wrote {out}")
-    if args.render:
-        from . import render
-
-        render.render_poses(bpy.context, Path(args.render), imp.armature, [f.frame for f in parts[0][1].frames])
-        print(f"wrote {Path(args.render).resolve()}")
+    _write_outputs(bpy, args, imp.armature, [f.frame for f in parts[0][1].frames])
     return 0 if total.ok else 1
 
 
@@ -217,16 +223,7 @@ def cmd_verify(args) -> int:
                                 rel_tolerance=args.tolerance)
     print(report.table())
     print(report.verdict())
-    if args.blend:
-        out = Path(args.blend).resolve()
-        out.parent.mkdir(parents=True, exist_ok=True)
-        bpy.ops.wm.save_as_mainfile(filepath=str(out))
-        print(f"wrote {out}")
-    if args.render:
-        from . import render
-
-        render.render_poses(bpy.context, Path(args.render), res.armature, frames)
-        print(f"wrote {Path(args.render).resolve()}")
+    _write_outputs(bpy, args, res.armature, frames)
     if not args.keys_only and not report.ok:
         return 1
     return 0

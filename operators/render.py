@@ -8,18 +8,13 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
+from .verify import evaluated_world
+
 
 def render_poses(context, out: Path, armature, frames, n_poses: int = 3, size=(240, 320), samples: int = 8):
     scene = context.scene
     meshes = [o for o in scene.objects if o.type == "MESH"]
-    pts = []
-    dg = context.evaluated_depsgraph_get()
-    for o in meshes:
-        ev = o.evaluated_get(dg)
-        co = np.empty(len(ev.data.vertices) * 3, dtype=np.float32)
-        ev.data.vertices.foreach_get("co", co)
-        m = np.array(o.matrix_world)
-        pts.append(co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3])
+    pts = [evaluated_world(context, o) for o in meshes]
     pts = np.concatenate(pts) if pts else np.zeros((1, 3))
     centre = (pts.max(0) + pts.min(0)) / 2
     extent = float(np.linalg.norm(pts.max(0) - pts.min(0))) or 1.0

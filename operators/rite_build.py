@@ -185,7 +185,7 @@ def build_action(arm_obj, rig: RiteRig, bound: BoundClip, bone_names: list[str],
         for t, tr_joint in enumerate(bound.joints):
             lo, hi = bound.clip.starts[t], bound.clip.starts[t + 1]
             frames = bound.clip.times[lo:hi]
-            rot = normalize_signs(bound.clip.rotations[lo:hi])
+            rot = quat.make_continuous(bound.clip.rotations[lo:hi])
             q = bone_basis(rig, x, np.full(len(frames), tr_joint), rot)
             _key_bone(bag, bone_names[tr_joint], frames, q)
     else:
@@ -210,14 +210,10 @@ def key_signs(bound: BoundClip, bone_names: list[str], keys_only: bool) -> dict:
         lo, hi = bound.clip.starts[t], bound.clip.starts[t + 1]
         frames = bound.clip.times[lo:hi].astype(int)
         orig = bound.clip.rotations[lo:hi]
-        stored = normalize_signs(orig) if keys_only else baked[frames, t]
+        stored = quat.make_continuous(orig) if keys_only else baked[frames, t]
         signs = np.where(np.sum(stored * orig, axis=1) < 0, -1, 1)
         out[bone_names[j]] = [[int(f), int(sg)] for f, sg in zip(frames, signs)]
     return out
-
-
-def normalize_signs(q: np.ndarray) -> np.ndarray:
-    return quat.make_continuous(q, axis=0)
 
 
 def _key_bone(bag, bone: str, frames, q: np.ndarray) -> None:

@@ -44,16 +44,21 @@ class Report:
                 f"({rel:.2e} of model size {self.size:.4g}; tolerance {self.tolerance:.3e})")
 
 
-def evaluated_positions(context, mesh_obj, relative_to) -> np.ndarray:
-    """Evaluated vertex positions of ``mesh_obj`` in ``relative_to``'s space."""
+def evaluated_world(context, obj) -> np.ndarray:
+    """Evaluated (deformed) vertex positions of mesh ``obj`` in world space."""
     dg = context.evaluated_depsgraph_get()
-    ev = mesh_obj.evaluated_get(dg)
+    ev = obj.evaluated_get(dg)
     me = ev.data
     co = np.empty(len(me.vertices) * 3, dtype=np.float32)
     me.vertices.foreach_get("co", co)
-    co = co.reshape(-1, 3).astype(np.float64)
-    m = np.linalg.inv(np.array(relative_to.matrix_world)) @ np.array(mesh_obj.matrix_world)
-    return co @ m[:3, :3].T + m[:3, 3]
+    m = np.array(ev.matrix_world, dtype=np.float64)
+    return co.reshape(-1, 3).astype(np.float64) @ m[:3, :3].T + m[:3, 3]
+
+
+def evaluated_positions(context, mesh_obj, relative_to) -> np.ndarray:
+    """Evaluated vertex positions of ``mesh_obj`` in ``relative_to``'s space."""
+    inv = np.linalg.inv(np.array(relative_to.matrix_world))
+    return evaluated_world(context, mesh_obj) @ inv[:3, :3].T + inv[:3, 3]
 
 
 def verify_rite(context, armature, mesh_obj, rig: RiteRig, conv, entries: list[StackEntry], frames,
@@ -64,16 +69,16 @@ def verify_rite(context, armature, mesh_obj, rig: RiteRig, conv, entries: list[S
     infl = rig.influences()
     job = skinning.SkinJob(rig.ram.positions, infl, "blender")
     size = rig.size() * conv.s
+    frames = list(frames)
+    rotations = (evaluate_stack(rig, entries, frames) if entries
+                 else np.broadcast_to(rig.bind_rotation, (len(frames),) + rig.bind_rotation.shape))
+    skin = rig.skin_matrices(rotations)
     out = []
-    for f in frames:
+    for f, mats in zip(frames, skin):
         whole = int(np.floor(f))
         scene.frame_set(whole, subframe=float(f - whole))
         got = evaluated_positions(context, mesh_obj, armature)
-        if entries:
-            rot = evaluate_stack(rig, entries, [f])[0]
-        else:
-            rot = rig.bind_rotation
-        pos, _ = job.run(rig.skin_matrices(rot[None])[0])
+        pos, _ = job.run(mats)
         want = conv.points(pos)
         d = np.linalg.norm(got - want, axis=1)
         out.append(FrameError(float(f), float(d.max()) if len(d) else 0.0, float(d.mean()) if len(d) else 0.0))

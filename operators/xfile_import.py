@@ -20,7 +20,7 @@ from ..io.errors import FormatError
 from ..io.xfile import XFile, read_xfile
 from ..io.xfile.playback import DEFAULT_AXES, Handedness, XRig, bone_selection
 from . import anim_build, xfile_build
-from .verify import FrameError, Report
+from .verify import FrameError, Report, evaluated_world
 
 META_KEY = "legacy_skin_io_xfile"
 MESH_KEY = "legacy_skin_io_xfile_mesh"
@@ -212,16 +212,6 @@ def show_default_pose(imp: XImport) -> None:
 
 # ---------------------------------------------------------------------------
 # verification
-
-def evaluated_world(context, obj) -> np.ndarray:
-    dg = context.evaluated_depsgraph_get()
-    ev = obj.evaluated_get(dg)
-    me = ev.data
-    co = np.empty(len(me.vertices) * 3, dtype=np.float32)
-    me.vertices.foreach_get("co", co)
-    m = np.array(ev.matrix_world, dtype=np.float64)
-    return co.reshape(-1, 3).astype(np.float64) @ m[:3, :3].T + m[:3, 3]
-
 
 def verify_x(context, imp: XImport, rig: XRig, clip_index: int | None, frames, rot_mode: str,
              rel_tolerance: float = 1e-5) -> Report:

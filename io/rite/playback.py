@@ -24,17 +24,20 @@ class BoundClip:
     joints: np.ndarray                 # (T,) joint index per bound track
     skipped: list[str] = field(default_factory=list)  # tracks whose joint is missing
     frame_count: int = 0
+    _baked: np.ndarray | None = field(default=None, repr=False)
 
     def baked(self) -> np.ndarray:
         """Track rotations keyed by the importer, (N + 1, T, 4): every frame
         0..N-1, then at index N the value of frame 1 again (the loop's
         wrap), quaternion signs continuous along frames (first w >= 0).
         The importer keys exactly these values, so blending sees them too."""
-        n = max(self.frame_count, 1)
-        frames = np.arange(n + 1) if n >= 2 else np.zeros(2)
-        if n >= 2:
-            frames[n] = 1
-        return normalize_quat_signs(self.clip.sample(frames))
+        if self._baked is None:
+            n = max(self.frame_count, 1)
+            frames = np.arange(n + 1) if n >= 2 else np.zeros(2)
+            if n >= 2:
+                frames[n] = 1
+            self._baked = normalize_quat_signs(self.clip.sample(frames))
+        return self._baked
 
 
 @dataclass
