@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""``python -m legacy_skin_io``: the headless command line (needs the bpy module)."""
+"""``python -m legacy_skin_io``: the command line (see ``cli``)."""
 import sys
 
-from .operators.cli import main
+from .cli import main
 
 sys.exit(main())

@@ -84,7 +84,7 @@ def bench_sampling(rng):
     J, F = 100, 10_000
     frames = [np.sort(rng.choice(F, size=40, replace=False)) for _ in range(J)]
     rots = [quat.normalize(rng.normal(size=(40, 4))) for _ in range(J)]
-    clip = sampling.RiteClip.from_tracks(F, frames, rots)
+    clip = runtime.RiteClip.from_tracks(F, frames, rots)
     query = np.arange(F)
     t0 = time.perf_counter()
     out = clip.sample(query)

@@ -195,6 +195,17 @@ def nlerp_blender(a, b, t) -> np.ndarray:
     return normalize(a + (b - a) * t)
 
 
+def canonical(q, tol: float = 1e-6) -> np.ndarray:
+    """q or -q, chosen robustly: w > 0 where |w| > tol, else the vector
+    component of largest magnitude positive (a rotation by about 180
+    degrees has w near 0, where "w >= 0" would be decided by rounding)."""
+    q = _f(q)
+    v = q[..., :3]
+    big = np.take_along_axis(v, np.argmax(np.abs(v), axis=-1)[..., None], axis=-1)[..., 0]
+    key = np.where(np.abs(q[..., 3]) > tol, q[..., 3], big)
+    return np.where((key < 0)[..., None], -q, q)
+
+
 def make_continuous(q, axis: int = 0) -> np.ndarray:
     """Flip signs along ``axis`` so consecutive quaternions have dot >= 0."""
     q = np.array(q, dtype=np.float64, copy=True)

@@ -1,14 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Keyframe sampling, many tracks and many frames per call.
 
-Two semantics:
-
-* ``RiteClip``: the RiTE runtime (seed 000, ``Animator.updateAnimation``):
-  integer frames, cyclic previous/next key search, span and offset measured
-  through the wrap with the frame count, ``slerpNoInvert``.
-* ``TimeChannels``: time-based keys as in DirectX .X: linear for vectors,
-  slerp (shortest path) or Blender's per-component nlerp for rotations,
-  hold before the first and after the last key.
+``Channels`` holds time-based keys (as in DirectX .X): linear for vectors,
+slerp (shortest path) or Blender's per-component nlerp for rotations, hold
+before the first and after the last key. Format-specific samplers (RiTE's
+cyclic ``slerpNoInvert``, ``io/rite/runtime.py``) reuse ``pack`` and
+``locate``.
 
 All tracks of a clip are packed into flat arrays (keys sorted by track, then
 time) and sampled with a single ``searchsorted`` over (track, time) pairs, so
@@ -23,7 +20,7 @@ import numpy as np
 from . import quat
 
 
-def _pack(times_per_track: list[np.ndarray], values_per_track: list[np.ndarray], width: int):
+def pack(times_per_track: list[np.ndarray], values_per_track: list[np.ndarray], width: int):
     counts = np.array([len(t) for t in times_per_track], dtype=np.int64)
     if np.any(counts == 0):
         raise ValueError("every track needs at least one key")
@@ -37,7 +34,7 @@ def _pack(times_per_track: list[np.ndarray], values_per_track: list[np.ndarray],
     return times[order], values[order], starts, track_of_key[order]
 
 
-def _locate(times, starts, track_of_key, query):
+def locate(times, starts, track_of_key, query):
     """For every (track, query time): index of the first key later than the
     query (global, may equal the track's end), as a (F, T) array."""
     n_tracks = len(starts) - 1
@@ -55,64 +52,6 @@ def _locate(times, starts, track_of_key, query):
     return np.searchsorted(key_code, q_code, side="right")
 
 
-@dataclass
-class RiteClip:
-    """A RiTE animation: rotation tracks on integer frames, ``frame_count``."""
-
-    frame_count: int
-    times: np.ndarray          # (M,) key frames, grouped by track, ascending
-    rotations: np.ndarray      # (M, 4) x y z w, as given (not normalised)
-    starts: np.ndarray         # (T + 1,) offsets of each track's keys
-    track_of_key: np.ndarray   # (M,)
-
-    @classmethod
-    def from_tracks(cls, frame_count: int, frames: list, rotations: list) -> "RiteClip":
-        t, v, s, tk = _pack(frames, rotations, 4)
-        for i in range(len(s) - 1):
-            f = t[s[i]:s[i + 1]]
-            if np.any(np.diff(f) == 0):
-                raise ValueError(f"track {i}: two keys on one frame")
-        return cls(int(frame_count), t, v, s, tk)
-
-    @property
-    def n_tracks(self) -> int:
-        return len(self.starts) - 1
-
-    def sample(self, frames) -> np.ndarray:
-        """Rotations (F, T, 4) of every track at every frame in ``frames``.
-
-        Exactly the seed's ``updateAnimation`` for one frame: the key on the
-        frame if there is one, else ``slerpNoInvert(prev, next, off/span)``
-        with prev/next searched cyclically and span/off through the wrap.
-        One documented difference: a track whose previous and next key are
-        the same key (a single-key track) holds that key, where the 2006 code
-        divides by a zero span and produces NaN.
-        """
-        q = np.asarray(frames, dtype=np.float64).reshape(-1)
-        T = self.n_tracks
-        pos = _locate(self.times, self.starts, self.track_of_key, q)           # (F, T)
-        start = self.starts[:-1][None, :]
-        end = self.starts[1:][None, :]
-        has_le = pos > start
-        exact = has_le & (self.times[np.maximum(pos - 1, 0)] == q[:, None])
-        prev = np.where(has_le, pos - 1, end - 1)
-        nxt = np.where(pos < end, pos, start)
-        pf = self.times[prev]
-        nf = self.times[nxt]
-        n = float(self.frame_count)
-        span = np.where(nf < pf, n - pf + nf, nf - pf)
-        qq = np.broadcast_to(q[:, None], pos.shape)
-        off = np.where(qq < pf, n - pf + qq, qq - pf)
-        same = prev == nxt
-        direct = exact | same | (span == 0)
-        out = self.rotations[np.where(exact, pos - 1, prev)]       # keys (and held single keys)
-        interp = ~direct
-        if interp.any():
-            t = off[interp] / span[interp]
-            out[interp] = quat.slerp_no_invert(self.rotations[prev[interp]], self.rotations[nxt[interp]], t)
-        return out.reshape(len(q), T, 4)
-
-
 def sample_linear(times, values, starts, track_of_key, query, rot_mode: str | None = None) -> np.ndarray:
     """Time-based sampling of packed channels: (F, T, width).
 
@@ -121,7 +60,7 @@ def sample_linear(times, values, starts, track_of_key, query, rot_mode: str | No
     or ``"nlerp"`` (Blender: per-component lerp, normalised) for quaternions.
     """
     q = np.asarray(query, dtype=np.float64).reshape(-1)
-    pos = _locate(times, starts, track_of_key, q)
+    pos = locate(times, starts, track_of_key, q)
     start = starts[:-1][None, :]
     end = starts[1:][None, :]
     before = pos <= start
@@ -153,7 +92,7 @@ class Channels:
 
     @classmethod
     def from_tracks(cls, targets, times: list, values: list, width: int) -> "Channels":
-        t, v, s, tk = _pack(times, values, width)
+        t, v, s, tk = pack(times, values, width)
         return cls(t, v, s, tk, np.asarray(targets, dtype=np.int64))
 
     @classmethod

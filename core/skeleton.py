@@ -9,8 +9,41 @@ import numpy as np
 from . import quat
 
 
+#: The deepest joint hierarchy accepted (roots have depth 0): deeper chains
+#: are refused with an error instead of exhausting Blender's stack.
+MAX_DEPTH = 10_000
+
+
 class SkeletonError(ValueError):
-    """A joint hierarchy that cannot be evaluated (missing parent, cycle)."""
+    """A joint hierarchy that cannot be evaluated (missing parent, cycle, too deep)."""
+
+
+def _depths(parents: np.ndarray, names: list[str]) -> np.ndarray:
+    """Depth of every joint, in time linear in the number of joints."""
+    n = len(parents)
+    depth = np.full(n, -1, dtype=np.int64)
+    par = parents.tolist()
+    state = [0] * n                     # 0 unseen, 1 on the current path, 2 done
+    for start in range(n):
+        if state[start] == 2:
+            continue
+        path = []
+        j = start
+        while j >= 0 and state[j] == 0:
+            state[j] = 1
+            path.append(j)
+            j = par[j]
+        if j >= 0 and state[j] == 1:
+            raise SkeletonError(f"joint {names[j]!r} is part of a parent cycle")
+        d = -1 if j < 0 else int(depth[j])
+        for k in reversed(path):
+            d += 1
+            depth[k] = d
+            state[k] = 2
+        if d > MAX_DEPTH:
+            raise SkeletonError(f"the joint hierarchy is more than {MAX_DEPTH} levels deep "
+                                f"(joint {names[path[0]]!r} is at depth {d})")
+    return depth
 
 
 @dataclass
@@ -38,20 +71,7 @@ class Skeleton:
         if len(bad):
             j = int(bad[0])
             raise SkeletonError(f"joint {self.names[j]!r} has a missing parent (index {int(self.parents[j])})")
-        depth = np.full(n, -1, dtype=np.int64)
-        depth[self.parents == -1] = 0
-        # Propagate depths; at most n rounds, each vectorised.
-        for _ in range(n + 1):
-            unknown = depth < 0
-            if not unknown.any():
-                break
-            par = self.parents[unknown]
-            known_parent = depth[par] >= 0
-            if not known_parent.any():
-                j = int(np.nonzero(unknown)[0][0])
-                raise SkeletonError(f"joint {self.names[j]!r} is part of a parent cycle")
-            idx = np.nonzero(unknown)[0][known_parent]
-            depth[idx] = depth[self.parents[idx]] + 1
+        depth = _depths(self.parents, self.names)
         self.levels = [np.nonzero(depth == d)[0] for d in range(int(depth.max()) + 1 if n else 0)]
         self.order = np.concatenate(self.levels) if self.levels else np.zeros(0, dtype=np.int64)
 
@@ -68,36 +88,6 @@ class Skeleton:
             else:
                 out[..., idx, :, :] = out[..., self.parents[idx], :, :] @ local[..., idx, :, :]
         return out
-
-
-def rite_local(orientation, translation, rotation) -> np.ndarray:
-    """RiTE local transform: rotation ``orientation * rotation``, translation
-    ``translation`` (in the parent's frame). Broadcasts: rotation may be
-    (F, J, 4) against orientation/translation (J, 4)/(J, 3)."""
-    r = quat.mul(orientation, rotation)
-    t = np.broadcast_to(np.asarray(translation, dtype=np.float64), r.shape[:-1] + (3,))
-    return quat.to_mat4(r, t)
-
-
-def rite_world_quat(skel: Skeleton, orientation, translation, rotation):
-    """The seed's ``updateAbsolutes`` literally, with quaternions.
-
-    Returns (absolute rotations (..., J, 4), absolute translations (..., J, 3)).
-    Used to cross-check the matrix path against the runtime's own arithmetic.
-    """
-    local_r = quat.mul(orientation, rotation)
-    local_t = np.broadcast_to(np.asarray(translation, dtype=np.float64), local_r.shape[:-1] + (3,))
-    abs_r = np.empty_like(local_r)
-    abs_t = np.empty(local_r.shape[:-1] + (3,))
-    for d, idx in enumerate(skel.levels):
-        if d == 0:
-            abs_r[..., idx, :] = local_r[..., idx, :]
-            abs_t[..., idx, :] = local_t[..., idx, :]
-        else:
-            p = skel.parents[idx]
-            abs_r[..., idx, :] = quat.mul(abs_r[..., p, :], local_r[..., idx, :])
-            abs_t[..., idx, :] = abs_t[..., p, :] + quat.rotate(abs_r[..., p, :], local_t[..., idx, :])
-    return abs_r, abs_t
 
 
 def skin_matrices(world: np.ndarray, bind_world: np.ndarray) -> np.ndarray:

@@ -30,10 +30,6 @@ class FormatError(ValueError):
             where += f" (byte offset {self.offset})"
         return f"{where}: {self.message}"
 
-    def with_path(self, path: str | Path) -> "FormatError":
-        """Return the same error attributed to ``path`` (readers of bytes use this)."""
-        return FormatError(self.message, path=path, line=self.line, offset=self.offset)
-
 
 @dataclass
 class Warnings:

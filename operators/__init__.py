@@ -1,31 +1,35 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Everything that imports bpy: operators, menus, FileHandlers."""
+"""Everything that imports bpy: the builder (scene -> Blender), the
+extractor (Blender -> scene), the import/export pipeline, and the operators,
+menus and FileHandlers generated from the format registry."""
 import bpy
 
-from . import rite_ops, xfile_ops
+from . import ops
 
-_classes = (*rite_ops.classes, *xfile_ops.classes)
-
-
-def _menu_import(self, context):
-    rite_ops.menu_import(self, context)
-    xfile_ops.menu_import(self, context)
+_cli_handle = None
 
 
-def _menu_export(self, context):
-    rite_ops.menu_export(self, context)
-    xfile_ops.menu_export(self, context)
+def _command_line(argv: list[str]) -> int:
+    """``blender --command legacy_skin_io ...``: the same subcommands as
+    ``python -m legacy_skin_io``."""
+    from ..cli import main
+
+    try:
+        return main(argv)
+    except SystemExit as exc:        # argparse's --help and usage errors
+        return int(exc.code or 0) if isinstance(exc.code, int) else 2
 
 
 def register():
-    for cls in _classes:
-        bpy.utils.register_class(cls)
-    bpy.types.TOPBAR_MT_file_import.append(_menu_import)
-    bpy.types.TOPBAR_MT_file_export.append(_menu_export)
+    global _cli_handle
+    ops.register()
+    if hasattr(bpy.utils, "register_cli_command"):
+        _cli_handle = bpy.utils.register_cli_command("legacy_skin_io", _command_line)
 
 
 def unregister():
-    bpy.types.TOPBAR_MT_file_export.remove(_menu_export)
-    bpy.types.TOPBAR_MT_file_import.remove(_menu_import)
-    for cls in reversed(_classes):
-        bpy.utils.unregister_class(cls)
+    global _cli_handle
+    if _cli_handle is not None:
+        bpy.utils.unregister_cli_command(_cli_handle)
+        _cli_handle = None
+    ops.unregister()

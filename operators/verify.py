@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..io.rite.playback import RiteRig, StackEntry, evaluate_stack
-from ..core import skinning
+from ..scene import Scene
+from ..scene import evaluate as oracle
 
 
 @dataclass
@@ -61,25 +61,26 @@ def evaluated_positions(context, mesh_obj, relative_to) -> np.ndarray:
     return evaluated_world(context, mesh_obj) @ inv[:3, :3].T + inv[:3, 3]
 
 
-def verify_rite(context, armature, mesh_obj, rig: RiteRig, conv, entries: list[StackEntry], frames,
-                rel_tolerance: float = 1e-5) -> Report:
-    """Compare Blender's Armature-modifier result with the core's skinning
-    (Blender's weight policy) of the RiTE Animator at each scene frame."""
+def verify(context, objects: dict, reference: Scene, clips, frames, rel_tolerance: float = 1e-5) -> Report:
+    """Blender's evaluated meshes ``objects`` ({reference mesh index: object},
+    world space) against the oracle's evaluation of ``reference`` (a fresh
+    parse of the file, never read back from Blender) playing ``clips`` (None,
+    a clip, or a layer stack) at each scene frame. The caller sets Blender up
+    to play the same (active action or NLA stack)."""
     scene = context.scene
-    infl = rig.influences()
-    job = skinning.SkinJob(rig.ram.positions, infl, "blender")
-    size = rig.size() * conv.s
-    frames = list(frames)
-    rotations = (evaluate_stack(rig, entries, frames) if entries
-                 else np.broadcast_to(rig.bind_rotation, (len(frames),) + rig.bind_rotation.shape))
-    skin = rig.skin_matrices(rotations)
+    fps = scene.render.fps / scene.render.fps_base
+    frames = [float(f) for f in frames]
+    size = oracle.size(reference)
+    want_all = oracle.evaluate(reference, clips, frames, fps)
+    order = sorted(objects)
+    counts = [len(reference.meshes[i].positions) for i in range(len(reference.meshes))]
+    starts = np.concatenate(([0], np.cumsum(counts)))
     out = []
-    for f, mats in zip(frames, skin):
+    for f, want in zip(frames, want_all):
         whole = int(np.floor(f))
         scene.frame_set(whole, subframe=float(f - whole))
-        got = evaluated_positions(context, mesh_obj, armature)
-        pos, _ = job.run(mats)
-        want = conv.points(pos)
-        d = np.linalg.norm(got - want, axis=1)
-        out.append(FrameError(float(f), float(d.max()) if len(d) else 0.0, float(d.mean()) if len(d) else 0.0))
+        errs = [np.linalg.norm(evaluated_world(context, objects[i]) - want[starts[i]:starts[i + 1]], axis=1)
+                for i in order]
+        d = np.concatenate(errs) if errs else np.zeros(0)
+        out.append(FrameError(f, float(d.max()) if len(d) else 0.0, float(d.mean()) if len(d) else 0.0))
     return Report(out, size, rel_tolerance * size)

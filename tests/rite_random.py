@@ -28,10 +28,12 @@ def random_ram(seed: int, n_joints: int = 9, n_per_joint: int = 40) -> RamModel:
             translation=rng.normal(size=3) * 0.5 + [0, 0.6, 0],
             rotation=quat.normalize(rng.normal(size=4) * [0.2, 0.2, 0.2, 1])))
     # bind world positions of the joints, to scatter vertices around them
-    from legacy_skin_io.io.rite.playback import RiteRig
+    from legacy_skin_io.core.skeleton import Skeleton
+    from legacy_skin_io.io.rite.runtime import rite_local
 
-    rig = RiteRig.from_ram(RamModel(mesh_name="x", joints=joints))
-    heads = rig.bind_world[:, :3, 3]
+    local = rite_local(np.array([j.orientation for j in joints]), np.array([j.translation for j in joints]),
+                       np.array([j.rotation for j in joints]))
+    heads = Skeleton(np.array([j.parent for j in joints])).world(local)[:, :3, 3]
     V = n_joints * n_per_joint
     owner = np.repeat(np.arange(n_joints), n_per_joint)
     positions = heads[owner] + rng.normal(scale=0.15, size=(V, 3))

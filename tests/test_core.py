@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from legacy_skin_io.core import blend, normals, quat, sampling, skeleton, skinning
+from legacy_skin_io.io.rite import runtime
 
 # --- literal ports of seed 000 (C#), one value at a time ----------------------
 
@@ -156,8 +157,8 @@ def test_world_transforms_match_seed_update_absolutes_for_many_frames():
     ori = quat.normalize(rng.normal(size=(J, 4)))
     tr = rng.normal(size=(J, 3))
     rot = quat.normalize(rng.normal(size=(F, J, 4)))
-    world = sk.world(skeleton.rite_local(ori, tr, rot))
-    abs_r, abs_t = skeleton.rite_world_quat(sk, ori, tr, rot)
+    world = sk.world(runtime.rite_local(ori, tr, rot))
+    abs_r, abs_t = runtime.rite_world_quat(sk, ori, tr, rot)
     assert np.allclose(world[..., :3, :3], quat.to_mat3(abs_r), atol=1e-12)
     assert np.allclose(world[..., :3, 3], abs_t, atol=1e-12)
     # literal recursion for one frame
@@ -192,7 +193,7 @@ def test_rite_sampling_equals_seed_animator_every_frame():
         tracks_q.append(q)
     # out-of-order keys are accepted and sorted
     order = rng.permutation(len(tracks_f[-1]))
-    clip = sampling.RiteClip.from_tracks(frames, [tracks_f[0], tracks_f[1], tracks_f[2], tracks_f[3],
+    clip = runtime.RiteClip.from_tracks(frames, [tracks_f[0], tracks_f[1], tracks_f[2], tracks_f[3],
                                                   tracks_f[4][order]],
                                          tracks_q[:4] + [tracks_q[4][order]])
     all_frames = np.arange(frames)
@@ -205,7 +206,7 @@ def test_rite_sampling_equals_seed_animator_every_frame():
     # single-key track holds its key (the 2006 code divides by zero here)
     assert np.allclose(got[:, 0], tracks_q[0][0])
     with pytest.raises(ValueError):
-        sampling.RiteClip.from_tracks(10, [np.array([1, 1])], [np.zeros((2, 4))])
+        runtime.RiteClip.from_tracks(10, [np.array([1, 1])], [np.zeros((2, 4))])
 
 
 def test_time_based_channels_hold_lerp_slerp():

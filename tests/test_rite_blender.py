@@ -1,86 +1,193 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""RiTE import through bpy.ops, verified frame by frame against the core's
-evaluation of the original files."""
+"""RiTE import through bpy.ops (import_scene.rite, import_anim.rite), verified
+frame by frame: Blender's evaluated meshes against the oracle
+(scene.evaluate) on a fresh parse of the files (the RiTE adapter's
+read_scene), and Blender's static data against the files' own numbers."""
 from __future__ import annotations
-
-import importlib
 
 import numpy as np
 import pytest
+from blender_checks import ext, fps, imported, reference, snapshot, verify
 from rite_random import random_ram, random_raa
 
+from legacy_skin_io.core import quat
 from legacy_skin_io.io.rite import read_raa, read_ram, write_raa, write_ram
-from legacy_skin_io.io.rite.playback import RiteRig, StackEntry
 
-from conftest import DATA, EXT_MODULE  # noqa: E402
+from conftest import DATA, SAMPLES  # noqa: E402
 
-
-def _mods():
-    ri = importlib.import_module(EXT_MODULE + ".operators.rite_import")
-    ver = importlib.import_module(EXT_MODULE + ".operators.verify")
-    rb = importlib.import_module(EXT_MODULE + ".operators.rite_build")
-    return ri, ver, rb
+REL = 1e-5   # tolerance: a fraction of the model size
 
 
-def _objects(bpy):
-    arm = [o for o in bpy.context.scene.objects if o.type == "ARMATURE"]
-    mesh = [o for o in bpy.context.scene.objects if o.type == "MESH"]
-    assert len(arm) == 1 and len(mesh) == 1
-    return arm[0], mesh[0]
+def _axes(bpy, forward="-Z", up="Y", scale=1.0):
+    """The conversion the importer should apply, from Blender's own
+    definition of the Forward/Up options (bpy_extras.axis_conversion)."""
+    from bpy_extras.io_utils import axis_conversion
+
+    C = np.array(axis_conversion(from_forward=forward, from_up=up).to_3x3(), dtype=np.float64)
+    return C, ext("scene").AxisConversion(C, scale)
 
 
-def _conv(arm):
-    import json
+def _file_bind_world(ram) -> np.ndarray:
+    """World matrices of the joints in the file's pose, from the file's
+    numbers: local = [R(orientation * rotation) | translation]."""
+    J = len(ram.joints)
+    local = [quat.to_mat4(quat.mul(quat.normalize(np.asarray(j.orientation)), np.asarray(j.rotation)),
+                          np.asarray(j.translation)) for j in ram.joints]
+    world: list = [None] * J
 
-    ri, _, rb = _mods()
-    d = json.loads(arm.data[ri.RIG_KEY])
-    return rb.Conversion(np.array(d["C"]), d["scale"])
+    def w(i):
+        if world[i] is None:
+            p = ram.joints[i].parent
+            world[i] = local[i] if p < 0 else w(p) @ local[i]
+        return world[i]
+
+    return np.array([w(i) for i in range(J)])
 
 
-def _verify(bpy, ram_path, entries, frames):
-    _, ver, _ = _mods()
-    arm, mesh = _objects(bpy)
-    rig = RiteRig.from_ram(read_ram(ram_path))
-    return ver.verify_rite(bpy.context, arm, mesh, rig, _conv(arm), entries, frames)
+def _mesh_arrays(me):
+    V, L = len(me.vertices), len(me.loops)
+    co = np.empty(3 * V, dtype=np.float32)
+    me.vertices.foreach_get("co", co)
+    lv = np.empty(L, dtype=np.int32)
+    me.loops.foreach_get("vertex_index", lv)
+    return co.reshape(-1, 3).astype(np.float64), lv
 
 
-@pytest.mark.parametrize("seed", [11, 12])
-@pytest.mark.parametrize("bones_at_children", [False, True])
-def test_random_rig_import_matches_rite_playback_every_frame(bpy, tmp_path, seed, bones_at_children):
-    ram = random_ram(seed)
-    raa = random_raa(seed + 100, ram, "anim one")
-    write_ram(ram, tmp_path / "rig one.ram")
-    write_raa(raa, tmp_path / "anim one.raa")
-    res = bpy.ops.import_scene.rite(filepath=str(tmp_path / "rig one.ram"), global_scale=0.5,
-                                    point_bones_at_children=bones_at_children)
-    assert res == {"FINISHED"}
-    arm, mesh = _objects(bpy)
-    assert len(arm.data.bones) == len(ram.joints)
-    assert [b.name for b in arm.data.bones] == [j.name for j in ram.joints] or \
-        sorted(b.name for b in arm.data.bones) == sorted(j.name for j in ram.joints)
-    assert len(mesh.data.vertices) == len(ram.positions)
-    assert len(mesh.data.polygons) == len(ram.tri_vertices)
-    assert len(mesh.vertex_groups) == len(ram.joints)
-    assert mesh.data.uv_layers and len(mesh.data.materials) == len(np.unique(ram.tri_shader))
-    assert min(b.length for b in arm.data.bones) > 1e-4
-    if not bones_at_children:  # rest matrices are exactly the bind pose (Y-up -> Z-up, scaled)
-        rig = RiteRig.from_ram(ram)
-        conv = _conv(arm)
-        want = conv.rigid(rig.bind_world)
-        got = np.array([np.array(arm.data.bones[j.name].matrix_local) for j in ram.joints])
-        assert np.abs(got - want).max() < 1e-5
-    res = bpy.ops.import_anim.rite(filepath=str(tmp_path / "anim one.raa"))
-    assert res == {"FINISHED"}
+def _moved(ref, clip, frames, fps_):
+    """Largest vertex displacement of the reference from its default pose."""
+    ev = ext("scene.evaluate")
+    rest = ev.evaluate(ref, None, [0.0], fps_)[0]
+    return max(np.linalg.norm(p - rest, axis=1).max() for p in ev.evaluate(ref, clip, frames, fps_))
+
+
+@pytest.mark.parametrize("seed,kw", [
+    (11, {"global_scale": 0.5, "bone_direction": "FILE"}),
+    (12, {"global_scale": 0.5, "bone_direction": "CHILDREN"}),
+    (11, {"rest_from": "DEFAULT", "axis_forward": "Y", "axis_up": "Z"}),
+    (12, {"axis_forward": "X", "axis_up": "-Y", "global_scale": 2.0, "every_joint_bone": True,
+          "bone_direction": "FILE"}),
+], ids=["file-half", "children-half", "defaults-rest-default-identity-axes", "file-x-negy-double-all"])
+def test_random_rig_import_matches_rite_playback_every_frame(bpy, tmp_path, seed, kw):
+    write_ram(random_ram(seed), tmp_path / "rig one.ram")
+    ram = read_ram(tmp_path / "rig one.ram")
+    write_raa(random_raa(seed + 100, ram, "anim one"), tmp_path / "anim one.raa")
+    raa = read_raa(tmp_path / "anim one.raa")
+    assert bpy.ops.import_scene.rite(filepath=str(tmp_path / "rig one.ram"), **kw) == {"FINISHED"}
+    arm, meshes = imported(bpy)
+    assert arm is not None and list(meshes) == [0]
+    mesh = meshes[0]
+    me = mesh.data
+    C, axes = _axes(bpy, kw.get("axis_forward", "-Z"), kw.get("axis_up", "Y"), kw.get("global_scale", 1.0))
+    s = kw.get("global_scale", 1.0)
+
+    # skeleton: one bone per joint, named and parented as in the file
+    bones = arm.data.bones
+    assert sorted(b.name for b in bones) == sorted(j.name for j in ram.joints)
+    for j in ram.joints:
+        parent = bones[j.name].parent
+        assert (parent.name if parent else None) == (ram.joints[j.parent].name if j.parent >= 0 else None)
+    assert min(b.length for b in bones) > 1e-4
+    if kw.get("bone_direction") == "FILE":
+        # the rest matrices are the file's bind pose, converted: M @ bind @ M^-1
+        M = np.eye(4)
+        M[:3, :3] = s * C
+        want = M @ _file_bind_world(ram) @ np.linalg.inv(M)
+        aw = np.array(arm.matrix_world)
+        got = np.array([aw @ np.array(bones[j.name].matrix_local) for j in ram.joints])
+        assert np.abs(got[:, :3, :3] - want[:, :3, :3]).max() < 1e-5
+        assert np.abs(got[:, :3, 3] - want[:, :3, 3]).max() < 1e-5 * s
+
+    # mesh: the file's vertices at s * C p, its triangles, corner UVs and normals
+    co, lv = _mesh_arrays(me)
+    mw = np.array(mesh.matrix_world)
+    world = co @ mw[:3, :3].T + mw[:3, 3]
+    assert len(co) == len(ram.positions)
+    assert np.abs(world - s * ram.positions @ C.T).max() < 1e-5 * max(s, 1.0) * np.abs(ram.positions).max()
+    assert len(me.polygons) == len(ram.tri_vertices)
+    assert np.array_equal(lv, ram.tri_vertices.reshape(-1))        # C is a rotation: winding kept
+    uv = np.empty(2 * len(me.loops), dtype=np.float32)
+    me.uv_layers[0].data.foreach_get("uv", uv)
+    assert np.allclose(uv.reshape(-1, 2), ram.uvs[ram.tri_uvs.reshape(-1)], atol=1e-6)
+    cn = np.empty(3 * len(me.loops), dtype=np.float32)
+    me.corner_normals.foreach_get("vector", cn)
+    want_n = ram.normals[ram.tri_normals.reshape(-1)] @ C.T
+    want_n /= np.linalg.norm(want_n, axis=1, keepdims=True)
+    err = np.abs(cn.reshape(-1, 3) - want_n)
+    assert err.max() < 2e-2 and np.median(err) < 1e-4       # Blender stores custom normals quantised
+    md = ext("operators.metadata")
+    exact = np.empty(3 * len(me.loops), dtype=np.float32)   # kept exactly for export
+    me.attributes[md.NORMAL_ATTR].data.foreach_get("vector", exact)
+    assert np.abs(exact.reshape(-1, 3) - want_n).max() < 1e-6
+    # a material per SHADER id, each face on its shader's
+    assert len(me.materials) == len(np.unique(ram.tri_shader))
+    fm = np.empty(len(me.polygons), dtype=np.int32)
+    me.polygons.foreach_get("material_index", fm)
+    shader_of = np.array([md.load(m, md.MESH_KEY)["extras"]["rite_shader"] for m in me.materials])
+    assert np.array_equal(shader_of[fm], ram.tri_shader)
+    # vertex groups hold the file's weights
+    assert sorted(g.name for g in mesh.vertex_groups) == sorted(ram.joints[j].name
+                                                                for j in np.unique(ram.weight_joint))
+    gname = {g.index: g.name for g in mesh.vertex_groups}
+    got_w = {(v.index, gname[g.group]): g.weight for v in me.vertices for g in v.groups}
+    want_w = {(int(v), ram.joints[int(j)].name): float(w)
+              for v, j, w in zip(ram.weight_vertex, ram.weight_joint, ram.weight_value)}
+    assert got_w.keys() == want_w.keys()
+    assert max(abs(got_w[k] - want_w[k]) for k in want_w) < 1e-6
+    assert [m.type for m in mesh.modifiers] == ["ARMATURE"] and mesh.modifiers[0].object == arm
+
+    # the default pose, then the animation at every frame
+    ref0 = reference("rite", [tmp_path / "rig one.ram"], axes)
+    rep0 = verify(bpy, meshes, ref0, None, [0])
+    assert rep0.ok, rep0.table()
+    assert bpy.ops.import_anim.rite(filepath=str(tmp_path / "anim one.raa")) == {"FINISHED"}
     assert arm.animation_data.action.name == "anim one"
     assert (bpy.context.scene.frame_start, bpy.context.scene.frame_end) == (0, raa.frame_count - 1)
-    rig = RiteRig.from_ram(read_ram(tmp_path / "rig one.ram"))
-    bound = rig.bind(read_raa(tmp_path / "anim one.raa"))
-    report = _verify(bpy, tmp_path / "rig one.ram", [StackEntry(bound)], range(raa.frame_count))
-    assert report.ok, report.table()
-    assert report.max_error <= 1e-5 * report.size
-    # the animation really moves the mesh
-    moved = _verify(bpy, tmp_path / "rig one.ram", [], [5])
-    assert moved.max_error > 1e3 * report.max_error + 1e-6
+    ref = reference("rite", [tmp_path / "rig one.ram", tmp_path / "anim one.raa"], axes)
+    frames = range(raa.frame_count)
+    rep = verify(bpy, meshes, ref, ref.clips[0], frames)
+    assert rep.ok, rep.table()
+    assert rep.max_error <= REL * rep.size
+    assert len(rep.frames) == raa.frame_count
+    # the animation really moves the mesh (in the reference and in Blender)
+    assert _moved(ref, ref.clips[0], list(frames), fps(bpy)) > 1e-2 * rep.size
+    still = verify(bpy, meshes, ref, None, [5])
+    assert still.max_error > 1e3 * rep.max_error + 1e-6
+
+
+def test_keys_only_matches_the_file_keys_interpolated_per_component(bpy, tmp_path):
+    """bake=False keys only the file's keys: Blender interpolates them per
+    component (then normalises), on and between keys."""
+    write_ram(random_ram(41), tmp_path / "rig.ram")
+    ram = read_ram(tmp_path / "rig.ram")
+    write_raa(random_raa(141, ram, "keys"), tmp_path / "keys.raa")
+    n = read_raa(tmp_path / "keys.raa").frame_count
+    assert bpy.ops.import_scene.rite(filepath=str(tmp_path / "rig.ram")) == {"FINISHED"}
+    sc = bpy.context.scene
+    sc.frame_start, sc.frame_end = 3, 77
+    assert bpy.ops.import_anim.rite(filepath=str(tmp_path / "keys.raa"), bake=False,
+                                    set_frame_range=False) == {"FINISHED"}
+    assert (sc.frame_start, sc.frame_end) == (3, 77)
+    arm, meshes = imported(bpy)
+    ad = arm.animation_data
+    bag = ad.action.layers[0].strips[0].channelbag(ad.action_slot)
+    keyed = {round(k.co[0]) for fc in bag.fcurves for k in fc.keyframe_points}
+    ref = reference("rite", [tmp_path / "rig.ram", tmp_path / "keys.raa"])
+    clip = ref.clips[0]
+    clip.sampler = None
+    clip.rotation_mode = "nlerp"
+    frames = np.arange(0.0, n - 1 + 1e-9, 0.5)
+    rep = verify(bpy, meshes, ref, clip, frames)
+    assert rep.ok, rep.table()
+    assert _moved(ref, clip, frames, fps(bpy)) > 1e-2 * rep.size
+    # and it is not the baked playback: the Animator's slerp differs between keys
+    exact = reference("rite", [tmp_path / "rig.ram", tmp_path / "keys.raa"]).clips[0]
+    ev = ext("scene.evaluate")
+    apart = max(np.abs(a - b).max() for a, b in zip(ev.evaluate(ref, clip, frames, fps(bpy)),
+                                                    ev.evaluate(ref, exact, frames, fps(bpy))))
+    assert apart > 1e2 * rep.tolerance
+    # keyed at the file's key frames only (and frame 0 for the defaults of unkeyed channels)
+    file_frames = {int(f) for t in read_raa(tmp_path / "keys.raa").tracks for f in t.frames}
+    assert file_frames <= keyed <= file_frames | {0}
 
 
 def test_mergeable_and_dominant_nla_match_core_blending(bpy, tmp_path):
@@ -98,22 +205,30 @@ def test_mergeable_and_dominant_nla_match_core_blending(bpy, tmp_path):
                                     mode="MERGEABLE", weight=1.0) == {"FINISHED"}
     assert bpy.ops.import_anim.rite(filepath=str(tmp_path / "run.raa"), mode="MERGEABLE",
                                     weight=0.5) == {"FINISHED"}
-    arm, _ = _objects(bpy)
-    tracks = [t.name for t in arm.animation_data.nla_tracks]
-    assert tracks == ["walk", "run", "wave"]  # mergeable below dominant
-    rig = RiteRig.from_ram(read_ram(tmp_path / "rig.ram"))
-    entries = [StackEntry(rig.bind(read_raa(tmp_path / "walk.raa")), "MERGEABLE", 1.0),
-               StackEntry(rig.bind(read_raa(tmp_path / "run.raa")), "MERGEABLE", 0.5),
-               StackEntry(rig.bind(read_raa(tmp_path / "wave.raa")), "DOMINANT", 1.0)]
-    frames = list(range(0, 45)) + [3.5, 10.25]  # beyond each clip's end: looping
-    report = _verify(bpy, tmp_path / "rig.ram", entries, frames)
+    arm, meshes = imported(bpy)
+    assert [t.name for t in arm.animation_data.nla_tracks] == ["walk", "run", "wave"]  # mergeable below dominant
+    assert arm.animation_data.action is None
+    ref = reference("rite", [tmp_path / "rig.ram"] + [tmp_path / f"{n}.raa" for n in ("walk", "run", "wave")])
+    for clip, layer, weight in zip(ref.clips, ("MERGEABLE", "MERGEABLE", "DOMINANT"), (1.0, 0.5, 1.0)):
+        clip.layer, clip.weight = layer, weight
+    frames = range(0, 45)  # beyond each clip's end: looping
+    report = verify(bpy, meshes, ref, ref.clips, frames)
     assert report.ok, report.table()
+    # the blend matters: the stack is neither walk alone nor walk + wave
+    ev = ext("scene.evaluate")
+    stack = ev.evaluate(ref, ref.clips, frames, fps(bpy))
+    for other in (ref.clips[0], [ref.clips[0], ref.clips[2]]):
+        alone = ev.evaluate(ref, other, frames, fps(bpy))
+        assert max(np.abs(a - b).max() for a, b in zip(stack, alone)) > 1e2 * report.tolerance
+    # the scene's range covers the whole stack (the longest layer: wave, 23 frames)
+    assert (bpy.context.scene.frame_start, bpy.context.scene.frame_end) == (0, 22)
 
 
-def test_several_raa_files_in_one_go_and_missing_joints(bpy, tmp_path):
+def test_several_raa_files_in_one_go_and_missing_joints(bpy, tmp_path, capfd):
     ram = random_ram(31)
     a = random_raa(131, ram, "first")
-    b = random_raa(132, ram, "second")
+    b = random_raa(132, ram, "second", frame_count=30)
+    lost = b.tracks[0].joint_id
     b.tracks[0].joint_name = "no such joint"
     b.tracks[0].joint_id = 999
     write_ram(ram, tmp_path / "rig.ram")
@@ -123,76 +238,62 @@ def test_several_raa_files_in_one_go_and_missing_joints(bpy, tmp_path):
     res = bpy.ops.import_anim.rite(directory=str(tmp_path), files=[{"name": "first.raa"}, {"name": "second.raa"}])
     assert res == {"FINISHED"}
     assert {"first", "second"} <= {x.name for x in bpy.data.actions}
-    arm, _ = _objects(bpy)
+    arm, meshes = imported(bpy)
     assert arm.animation_data.action.name == "first"
     assert bpy.data.actions["second"].use_fake_user
+    assert bpy.context.scene.frame_end >= 23
+    # each action plays its file; the track naming a missing joint is left out
+    ref = reference("rite", [tmp_path / "rig.ram", tmp_path / "first.raa", tmp_path / "second.raa"])
+    assert "no such joint" in capfd.readouterr().out      # reported
+    assert not ref.clips[1].animated[lost]
+    rep = verify(bpy, meshes, ref, ref.clips[0], range(24))
+    assert rep.ok, rep.table()
+    arm.animation_data.action = bpy.data.actions["second"]
+    arm.animation_data.action_slot = bpy.data.actions["second"].slots[0]
+    rep = verify(bpy, meshes, ref, ref.clips[1], range(30))
+    assert rep.ok, rep.table()
+    assert _moved(ref, ref.clips[1], list(range(30)), fps(bpy)) > 1e-2 * rep.size
 
 
-def test_failed_imports_leave_the_scene_untouched(bpy, tmp_path):
-    bad = tmp_path / "broken.ram"
-    text = (DATA / "rite" / "contract_example.ram").read_text().replace("vertices 3", "vertices 4")
-    bad.write_text(text)
-    before = (len(bpy.data.objects), len(bpy.data.meshes), len(bpy.data.armatures))
-    with pytest.raises(RuntimeError, match=r"broken\.ram:\d+"):
-        bpy.ops.import_scene.rite(filepath=str(bad))
-    assert (len(bpy.data.objects), len(bpy.data.meshes), len(bpy.data.armatures)) == before
-    # an animation without an armature, and a broken animation, are clear errors
+def test_failed_animation_imports_leave_the_scene_untouched(bpy, tmp_path):
+    # an animation without an armature is a clear error
     with pytest.raises(RuntimeError, match="armature"):
         bpy.ops.import_anim.rite(filepath=str(DATA / "rite" / "contract_example.raa"))
     assert bpy.ops.import_scene.rite(filepath=str(DATA / "rite" / "contract_example.ram")) == {"FINISHED"}
+    assert bpy.ops.import_anim.rite(filepath=str(DATA / "rite" / "contract_example.raa")) == {"FINISHED"}
+    arm, _ = imported(bpy)
+    sc = bpy.context.scene
+    sc.frame_start, sc.frame_end, sc.frame_current = 3, 77, 11
     bad_raa = tmp_path / "broken.raa"
     bad_raa.write_text((DATA / "rite" / "contract_example.raa").read_text().replace("keyframes 3", "keyframes 5"))
-    n_actions = len(bpy.data.actions)
+    before = snapshot(bpy)
+    action = arm.animation_data.action
+    tracks = [t.name for t in arm.animation_data.nla_tracks]
     with pytest.raises(RuntimeError, match=r"broken\.raa:\d+"):
-        bpy.ops.import_anim.rite(filepath=str(bad_raa))
-    assert len(bpy.data.actions) == n_actions
-
-
-def test_menu_entries_and_file_handlers_registered(bpy):
-    assert hasattr(bpy.types, "IO_FH_rite_ram") and hasattr(bpy.types, "IO_FH_rite_raa")
-    assert bpy.types.IO_FH_rite_ram.bl_import_operator == "import_scene.rite"
-    assert "RiTE" in bpy.ops.import_scene.rite.get_rna_type().name
-    draw_funcs = [f.__name__ for f in bpy.types.TOPBAR_MT_file_import._dyn_ui_initialize()]
-    assert any("import" in n for n in draw_funcs)
+        bpy.ops.import_anim.rite(filepath=str(bad_raa), mode="MERGEABLE")
+    assert snapshot(bpy) == before
+    assert arm.animation_data.action == action
+    assert [t.name for t in arm.animation_data.nla_tracks] == tracks
+    # an animation none of whose tracks names a joint of the armature
+    alien = tmp_path / "alien.raa"
+    alien.write_text((DATA / "rite" / "contract_example.raa").read_text().replace('"Spine"', '"Tail"')
+                     .replace("track 0 1", "track 0 7"))
+    with pytest.raises(RuntimeError, match=r"alien\.raa"):
+        bpy.ops.import_anim.rite(filepath=str(alien))
+    assert snapshot(bpy) == before
 
 
 def test_bundled_sample_walk_and_wave_verify_every_frame(bpy):
-    from conftest import SAMPLES
-
     rite = SAMPLES / "rite"
     assert bpy.ops.import_scene.rite(filepath=str(rite / "humanoid.ram")) == {"FINISHED"}
     assert bpy.ops.import_anim.rite(filepath=str(rite / "walk.raa"), mode="MERGEABLE") == {"FINISHED"}
     assert bpy.ops.import_anim.rite(filepath=str(rite / "wave.raa"), mode="DOMINANT") == {"FINISHED"}
-    rig = RiteRig.from_ram(read_ram(rite / "humanoid.ram"))
-    entries = [StackEntry(rig.bind(read_raa(rite / "walk.raa")), "MERGEABLE", 1.0),
-               StackEntry(rig.bind(read_raa(rite / "wave.raa")), "DOMINANT", 1.0)]
+    arm, meshes = imported(bpy)
+    ref = reference("rite", [rite / "humanoid.ram", rite / "walk.raa", rite / "wave.raa"])
+    assert len(meshes) == len(ref.meshes)
+    ref.clips[0].layer, ref.clips[1].layer = "MERGEABLE", "DOMINANT"
     assert bpy.context.scene.frame_end == 40
-    report = _verify(bpy, rite / "humanoid.ram", entries, range(0, 81))
+    report = verify(bpy, meshes, ref, ref.clips, range(0, 81))
     assert report.ok, report.table()
     assert len(report.frames) == 81
-
-
-def test_command_line_verify_exit_codes(tmp_path):
-    import subprocess
-    import sys
-
-    from conftest import ROOT, SAMPLES
-
-    rite = SAMPLES / "rite"
-    ok = subprocess.run([sys.executable, "-m", "legacy_skin_io", "verify", str(rite / "humanoid.ram"),
-                         str(rite / "walk.raa"), "--blend", str(tmp_path / "h.blend")],
-                        cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert ok.returncode == 0, ok.stderr[-2000:]
-    assert "PASS: max error" in ok.stdout and (tmp_path / "h.blend").exists()
-    lines = [ln for ln in ok.stdout.splitlines() if ln.strip() and ln.split()[0].isdigit()]
-    assert len(lines) == 33  # one row per frame
-    strict = subprocess.run([sys.executable, "-m", "legacy_skin_io", "verify", str(rite / "humanoid.ram"),
-                             str(rite / "walk.raa"), "--tolerance", "1e-12"],
-                            cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert strict.returncode == 1 and "FAIL" in strict.stdout
-    bad = tmp_path / "bad.ram"
-    bad.write_text("joints 1\n0 \"a\"\nparent 7\n")
-    broken = subprocess.run([sys.executable, "-m", "legacy_skin_io", "verify", str(bad)],
-                            cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert broken.returncode == 2 and "bad.ram:" in broken.stderr
-    assert "Traceback" not in broken.stderr
+    assert _moved(ref, ref.clips, list(range(0, 81, 4)), fps(bpy)) > 1e-2 * report.size

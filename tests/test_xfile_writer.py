@@ -13,7 +13,7 @@ from legacy_skin_io.io.errors import FormatError
 from legacy_skin_io.io.xfile import (XAnimation, XAnimationKey, XAnimationSet, XFile,
                                      XFrame, XMaterial, XMesh, XSkinWeights, read_xfile,
                                      read_xfile_bytes, write_xfile, write_xfile_bytes)
-from legacy_skin_io.io.xfile.compare import diff_xfiles
+from xfile_compare import diff_xfiles
 
 X = Path(__file__).resolve().parent / "data" / "x"
 CORPUS = sorted(str(p.relative_to(X)) for p in X.rglob("*")

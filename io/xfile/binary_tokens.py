@@ -12,6 +12,7 @@ import struct
 
 import numpy as np
 
+from ..errors import FormatError
 from .tokens import (CLOSE, EOF, GUID, NAME, NUM, OPEN, OTHER, STRING,
                      TokenStream, decode_name)
 
@@ -254,6 +255,9 @@ class BinaryTokens(TokenStream):
     def numbers_left(self) -> int:
         return int(self.num_suffix[self.i]) - self.cursor if self.i < self.n else 0
 
+    def tokens_left(self) -> int:
+        return self.n - self.i
+
     def _collect(self, n: int, what: str, kind_word: str):
         """n numbers -> (list of arrays, any floats?) ; raises if fewer follow."""
         parts: list[np.ndarray] = []
@@ -326,6 +330,23 @@ class BinaryTokens(TokenStream):
         if as_int is None:
             raise self.error(f"{what}: expected integers, found non-integral floats", mark)
         return as_int
+
+    # Probes for the parser's fast paths: None instead of an error.
+    def try_read_floats(self, n: int) -> np.ndarray | None:
+        mark = self.here()
+        try:
+            return self.read_floats(n, "numbers")
+        except FormatError:
+            self.reset(mark)
+            return None
+
+    def try_read_ints(self, n: int) -> np.ndarray | None:
+        mark = self.here()
+        try:
+            return self.read_ints(n, "integers")
+        except FormatError:
+            self.reset(mark)
+            return None
 
     def mark_plus(self, mark, k: int):
         """The marker k numbers after ``mark`` (for pinpointing a bad value)."""

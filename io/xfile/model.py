@@ -53,14 +53,6 @@ class XMesh:
     # keyed by usage and index ("TANGENT0", "TEXCOORD1", ...): float64 (V, k).
     extra_streams: dict[str, np.ndarray] = field(default_factory=dict)
 
-    @property
-    def face_offsets(self) -> np.ndarray:
-        """Start of each face in ``face_indices`` (length F)."""
-        out = np.zeros(len(self.face_sizes), dtype=np.int64)
-        if len(self.face_sizes) > 1:
-            np.cumsum(self.face_sizes[:-1], out=out[1:])
-        return out
-
 
 @dataclass(eq=False)
 class XFrame:

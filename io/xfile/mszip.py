@@ -6,6 +6,11 @@ then blocks: WORD uncompressed size, WORD compressed size (counting the
 ``CK`` signature), ``CK``, raw deflate data. Each block is a complete deflate
 stream whose history continues from the previous block's output, so every
 block is inflated with the preceding output as preset dictionary.
+
+Decompression bombs: a block holds at most ``BLOCK_SIZE`` bytes, and the
+block headers (checked before anything is inflated) may announce at most
+``MAX_RATIO`` times the compressed file size (``MIN_ALLOWANCE`` for small
+files) and never more than ``MAX_INFLATED`` bytes. Real files inflate 2-10x.
 """
 from __future__ import annotations
 
@@ -17,6 +22,14 @@ from ..errors import FormatError
 HEADER_SIZE = 16
 BLOCK_SIZE = 32768
 _WINDOW = 32768
+MAX_RATIO = 64
+MIN_ALLOWANCE = 1 << 20
+MAX_INFLATED = 512 << 20
+
+
+def allowance(compressed_size: int) -> int:
+    """The most a compressed file of this many bytes may inflate to."""
+    return min(MAX_INFLATED, max(MIN_ALLOWANCE, MAX_RATIO * compressed_size))
 
 
 def decompress(data: bytes, path=None) -> bytes:
@@ -30,16 +43,28 @@ def decompress(data: bytes, path=None) -> bytes:
     # Walk the block headers first: the announced total must match them before
     # anything is inflated (so a lying header cannot make us inflate, or allocate,
     # more than the blocks themselves declare).
+    limit = allowance(end)
     announced, q, n_blocks = 0, p, 0
+    oversized = None
     while q + 4 <= end:
         usize, csize = struct.unpack_from("<HH", data, q)
         announced += usize
+        if announced > limit:
+            raise FormatError(f"MSZIP block {n_blocks}: the blocks announce more than {limit} "
+                              f"bytes uncompressed, over the limit for a {end}-byte file "
+                              f"(decompression bomb?)", path=path, offset=q)
+        if usize > BLOCK_SIZE and oversized is None:
+            oversized = (n_blocks, q, usize)
         q += 4 + max(csize, 2)
         n_blocks += 1
     if n_blocks and total != announced + HEADER_SIZE:
         raise FormatError(f"compressed file: header says {total} bytes uncompressed, the "
                           f"{n_blocks} block headers add up to {announced + HEADER_SIZE}",
                           path=path, offset=HEADER_SIZE)
+    if oversized is not None:
+        block, q, usize = oversized
+        raise FormatError(f"MSZIP block {block}: announces {usize} bytes uncompressed, a block "
+                          f"holds at most {BLOCK_SIZE}", path=path, offset=q)
     out = bytearray()
     history = b""
     block = 0
@@ -63,6 +88,9 @@ def decompress(data: bytes, path=None) -> bytes:
         if len(chunk) != usize:
             raise FormatError(f"MSZIP block {block}: inflates to {len(chunk)} bytes, the "
                               f"block header says {usize}", path=path, offset=p)
+        if len(out) + usize > announced:  # cannot happen after the walk above; kept as a guard
+            raise FormatError(f"MSZIP block {block}: output runs past the announced "
+                              f"{announced} bytes", path=path, offset=p)
         out += chunk
         history = bytes(out[-_WINDOW:])
         p += 4 + csize

@@ -37,7 +37,7 @@ def read_xfile_bytes(data: bytes, path: str | os.PathLike | None = None) -> XFil
     except MemoryError:
         raise FormatError("out of memory while reading (absurd sizes?)", path=path) from None
     except Exception as exc:  # never let anything else escape
-        raise FormatError(f"internal error while reading: {type(exc).__name__}: {exc}",
+        raise FormatError(f"internal error while reading: {_one_line(exc)}",
                           path=path) from exc
 
 
@@ -67,4 +67,18 @@ def _read(data: bytes, path) -> XFile:
             tokens = BinaryTokens(body, 0, float_size, path, base_offset=0,
                                   where_note=" (offset in the decompressed data)")
     xfile = XFile(version=version, fmt=fmt, float_size=float_size, warnings=warnings)
-    return Parser(tokens, xfile, is_text=fmt in ("txt", "tzip")).parse()
+    try:
+        return Parser(tokens, xfile, is_text=fmt in ("txt", "tzip")).parse()
+    except FormatError:
+        raise
+    except RecursionError:
+        raise tokens.error("objects nested too deeply") from None
+    except MemoryError:
+        raise tokens.error("out of memory while reading (absurd sizes?)") from None
+    except Exception as exc:  # a bug: still a one-line error at the current position
+        raise tokens.error(f"internal error while reading: {_one_line(exc)}") from exc
+
+
+def _one_line(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:200]}"

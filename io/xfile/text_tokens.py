@@ -161,6 +161,9 @@ class TextTokens(TokenStream):
     def numbers_left(self) -> int:
         return self.n - self.i
 
+    def tokens_left(self) -> int:
+        return self.n - self.i
+
     def _chunk(self, n: int, what: str) -> list[str]:
         if n > self.n - self.i:
             raise self.error(f"{what}: expected {n} numbers, but only "
@@ -208,6 +211,41 @@ class TextTokens(TokenStream):
                 raise self.error(f"{what}: integer out of range")
         if arr.shape != (n,):
             raise self.error(f"{what}: malformed numbers")
+        self.i += n
+        return arr
+
+    # Probes for the parser's fast paths: None instead of an error (building a
+    # FormatError computes a line number, a scan of the text: done once per file
+    # it is cheap, done once per object it would make parsing quadratic).
+    def try_read_floats(self, n: int) -> np.ndarray | None:
+        if n > self.n - self.i:
+            return None
+        chunk = self.toks[self.i:self.i + n]
+        try:
+            arr = np.array(chunk, dtype=np.float64)
+        except (ValueError, OverflowError):
+            values = [_parse_float(t) for t in chunk]
+            if any(v is None for v in values):
+                return None
+            arr = np.array(values, dtype=np.float64)
+        if arr.shape != (n,):
+            return None
+        self.i += n
+        return arr
+
+    def try_read_ints(self, n: int) -> np.ndarray | None:
+        if n > self.n - self.i:
+            return None
+        chunk = self.toks[self.i:self.i + n]
+        try:
+            arr = np.array(chunk, dtype=np.int64)
+        except (ValueError, OverflowError):
+            try:
+                arr = self.check_integral(np.array(chunk, dtype=np.float64))
+            except (ValueError, OverflowError):
+                return None
+        if arr is None or arr.shape != (n,):
+            return None
         self.i += n
         return arr
 

@@ -57,9 +57,12 @@ def dwords_to_bytes(dwords: np.ndarray) -> bytes | None:
     return dwords.astype("<u4").tobytes()
 
 
-def decode_decl(elements: np.ndarray, data: bytes, n_vertices: int,
-                warnings: list[str], what: str) -> dict[str, np.ndarray]:
-    """elements: (E, 4) ints (type, method, usage, usage index)."""
+def decode_decl(elements: np.ndarray, data: bytes, n_vertices: int, warnings: list[str],
+                what: str, layout: dict | None = None) -> dict[str, np.ndarray]:
+    """elements: (E, 4) ints (type, method, usage, usage index).
+
+    ``layout``, when given, receives (byte offset in a vertex, vertex stride,
+    bytes per component) per decoded stream (to point at the bytes of a bad value)."""
     sizes = []
     for decl_type, _method, _usage, _index in elements.tolist():
         if decl_type not in TYPE_SIZES:
@@ -83,12 +86,16 @@ def decode_decl(elements: np.ndarray, data: bytes, n_vertices: int,
             continue
         name = USAGES[usage] if 0 <= usage < len(USAGES) else f"USAGE{usage}_"
         streams[f"{name}{index}"] = values
+        if layout is not None:
+            layout[f"{name}{index}"] = (offset - size, stride, size // values.shape[1])
     return streams
 
 
 def decode_fvf(fvf: int, data: bytes, n_vertices: int, warnings: list[str],
-               what: str) -> dict[str, np.ndarray]:
-    """FVFData: layout from the D3DFVF flags (position, normal, psize, colors, texcoords)."""
+               what: str, layout_out: dict | None = None) -> dict[str, np.ndarray]:
+    """FVFData: layout from the D3DFVF flags (position, normal, psize, colors, texcoords).
+
+    ``layout_out`` as ``layout`` of decode_decl."""
     layout: list[tuple[str | None, int]] = []  # (stream name or None to drop, decl type)
     pos = fvf & 0x400E
     if pos:
@@ -122,6 +129,8 @@ def decode_fvf(fvf: int, data: bytes, n_vertices: int, warnings: list[str],
         size = TYPE_SIZES[decl_type]
         if name is not None:
             streams[name] = _decode_type(table[:, offset:offset + size], decl_type)
+            if layout_out is not None:
+                layout_out[name] = (offset, stride, size // streams[name].shape[1])
         offset += size
     return streams
 

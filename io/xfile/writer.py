@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 
+from ..atomic import write_atomic
 from ..errors import FormatError
 from . import mszip
 from .binary_emit import BinaryEmitter
@@ -21,12 +22,11 @@ FORMATS = {"text": "txt", "binary": "bin", "text_compressed": "tzip",
 
 def write_xfile(xf: XFile, path: str | os.PathLike, fmt: str = "text",
                 float_size: int = 32) -> None:
+    """Write ``xf`` to ``path``: serialised in memory, then written to a
+    temporary file beside the target and renamed over it, so a failure
+    (FormatError) leaves an existing file untouched."""
     data = write_xfile_bytes(xf, fmt=fmt, float_size=float_size, path=path)
-    try:
-        with open(path, "wb") as fh:
-            fh.write(data)
-    except OSError as exc:
-        raise FormatError(f"cannot write file: {exc.strerror or exc}", path=path) from None
+    write_atomic(path, (data,))
 
 
 def write_xfile_bytes(xf: XFile, fmt: str = "text", float_size: int = 32, path=None) -> bytes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import XAnimationSet, XFile, XFrame, XMaterial, XMesh
+from legacy_skin_io.io.xfile.model import XAnimationSet, XFile, XFrame, XMaterial, XMesh
 
 
 def diff_xfiles(a: XFile, b: XFile, rtol: float = 0.0, atol: float = 0.0) -> list[str]:

@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The command line: ``python -m legacy_skin_io COMMAND ...`` (and
+``blender --command legacy_skin_io COMMAND ...``).
+
+    convert INPUT... -o OUTPUT          any format to any format, numpy only (no Blender)
+    import  MODEL [ANIM...] -o OUT.blend
+    verify  MODEL [ANIM...] [--dominant ANIM ...]
+    export  IN.blend -o OUTPUT          format by OUTPUT's suffix
+
+Formats are recognised by suffix (or signature) through ``io.formats``.
+``verify`` imports into a new scene, then compares Blender's evaluated
+meshes with the core's evaluation of the original files (a fresh parse) at
+every frame, prints a table (frame, max error, mean error) per animation and
+a verdict. Exit status: 0 success (verify: within tolerance), 1 verify over
+the tolerance, 2 unreadable input or unwritable output.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .scene.axes import AXES
+
+
+def _model_args(p) -> None:
+    p.add_argument("model", help="model file (.ram, .x)")
+    p.add_argument("animations", nargs="*",
+                   help="animation files (.raa); with several or with --dominant they are mergeable layers")
+    p.add_argument("--dominant", action="append", default=[], metavar="ANIM",
+                   help="a dominant animation layer, on top of the mergeable ones (repeatable)")
+    p.add_argument("--weights", type=float, nargs="*", default=[], metavar="W",
+                   help="one weight per mergeable animation (default 1 each)")
+    p.add_argument("--forward", default="-Z", choices=AXES, help="the file's forward axis (default -Z)")
+    p.add_argument("--up", default="Y", choices=AXES, help="the file's up axis (default Y)")
+    p.add_argument("--scale", type=float, default=1.0, help="scale applied to the model (default 1)")
+    p.add_argument("--bone-direction", default="CHILDREN", choices=("FILE", "CHILDREN"),
+                   help="CHILDREN (default): bones point along the limbs, at their children; "
+                        "FILE: bones keep the joints' axes")
+    p.add_argument("--all-joints", action="store_true", help="make a bone of every joint")
+    p.add_argument("--ticks-per-second", type=float, default=0.0, metavar="N",
+                   help=".x: time base of the animation keys (0, the default: the file's AnimTicksPerSecond, "
+                        "or 4800 when it has none)")
+    keys = p.add_mutually_exclusive_group()
+    keys.add_argument("--bake", action="store_true",
+                      help="key every frame with the file's exact playback (the default)")
+    keys.add_argument("--keys-only", action="store_true",
+                      help="key only the file's keys, which Blender interpolates a little differently "
+                           "between keys (verified against that interpolation)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m legacy_skin_io", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    p = sub.add_parser("convert", help="convert between formats without Blender (numpy only)")
+    from .io import convert
+
+    convert.add_arguments(p)
+    p.set_defaults(func=convert.run)
+    p = sub.add_parser("import", help="import a model (and animations) into a new .blend")
+    _model_args(p)
+    p.add_argument("-o", "--output", required=True, help="the .blend file to write")
+    p.set_defaults(func=lambda a: _blender("cmd_import", a))
+    p = sub.add_parser("verify", help="import, then check Blender's deformation against the core at every frame")
+    _model_args(p)
+    p.add_argument("--tolerance", type=float, default=1e-5, help="largest error allowed, relative to the model "
+                                                                 "size (default 1e-5)")
+    p.add_argument("--blend", help="also save the imported scene to this .blend")
+    p.add_argument("--render", help="also render a picture of a few poses to this PNG (Cycles, CPU)")
+    p.set_defaults(func=lambda a: _blender("cmd_verify", a))
+    p = sub.add_parser("export", help="export a .blend's rig and meshes (format by the output's suffix)")
+    p.add_argument("blend", help="the .blend file to read")
+    p.add_argument("-o", "--output", required=True, help="the file to write (.ram, .x)")
+    p.add_argument("--animations", action="store_true", help="also export the rig's actions")
+    p.set_defaults(func=lambda a: _blender("cmd_export", a))
+    return ap
+
+
+def _blender(name: str, args) -> int:
+    try:
+        from .operators import headless
+    except ImportError as err:
+        print(f"error: this command needs Blender's Python module (bpy): {err}", file=sys.stderr)
+        return 2
+    return getattr(headless, name)(args)
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)

@@ -1,0 +1,172 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Generic rig maths: orthonormalising, bind resolution, the rest/bind split
+of a bone and its pose basis. No file format and no bpy here.
+
+Spaces: column-vector 4x4 matrices, one common space (the armature's).
+
+A joint has a *bind* world matrix ``B_j`` (the pose its skin was bound in,
+possibly with scale) and a bone *rest* matrix ``R_j`` (rigid, what an
+armature can hold; it may also point the bone somewhere else). ``K_j =
+R_j^-1 B_j`` is what the rest does not hold. For joint world matrices ``W``
+the armature-space pose of the bone is ``P_j = W_j K_j^-1`` (so the skinning
+matrix ``P_j R_j^-1 = W_j B_j^-1`` is unchanged) and the pose basis, relative
+to the parent bone, is
+
+    basis_j = (R_p^-1 R_j)^-1 P_p^-1 P_j = R_j^-1 R_p K_p local_j K_j^-1.
+
+When every ``K`` is a uniform scale times a rotation without translation,
+``basis_j = A_j local_j K_j^-1`` with ``A_j = R_j^-1 R_p K_p`` a similarity:
+location, rotation and scale channels then map one by one, linearly
+(:meth:`RestSplit.channels`), so file keys can be keyed as they are.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import quat
+from .sampling import decompose_trs
+
+def orthonormal(m: np.ndarray) -> np.ndarray:
+    """The closest rigid transform(s) (rotation by polar decomposition, same
+    translation) of (..., 4, 4) matrices."""
+    m = np.asarray(m, dtype=np.float64)
+    u, _, vt = np.linalg.svd(m[..., :3, :3])
+    r = u @ vt
+    det = np.linalg.det(r)
+    u = u.copy()
+    u[..., :, 2] *= np.where(det < 0, -1.0, 1.0)[..., None]
+    out = np.zeros_like(m)
+    out[..., :3, :3] = u @ vt
+    out[..., :3, 3] = m[..., :3, 3]
+    out[..., 3, 3] = 1.0
+    return out
+
+
+def children(parents) -> list[list[int]]:
+    kids: list[list[int]] = [[] for _ in parents]
+    for j, p in enumerate(parents):
+        if p >= 0:
+            kids[int(p)].append(j)
+    return kids
+
+
+def resolve_binds(parents: np.ndarray, order: np.ndarray, local: np.ndarray, world: np.ndarray,
+                  bind: np.ndarray) -> None:
+    """Fill the bind world of joints without one (NaN rows) in place: from a
+    child's bind and the child's local transform (deepest first), then from
+    the parent's bind, else the joint's own world matrix. ``order`` lists
+    parents before children."""
+    kids = children(parents)
+
+    def missing(j):
+        return np.isnan(bind[j, 0, 0])
+
+    for j in order[::-1]:
+        if missing(j):
+            for c in kids[j]:
+                if not missing(c):
+                    bind[j] = bind[c] @ np.linalg.inv(local[c])
+                    break
+    for j in order:
+        if missing(j):
+            p = parents[j]
+            bind[j] = bind[p] @ local[j] if p >= 0 and not missing(p) else world[j]
+
+
+def uniform_scale(m: np.ndarray) -> np.ndarray:
+    """Signed cube root of the determinant of the 3x3 part: (...,)."""
+    return np.cbrt(np.linalg.det(np.asarray(m, dtype=np.float64)[..., :3, :3]))
+
+
+class RestSplit:
+    """Bones' rest matrices ``rest`` (B, 4, 4, rigid), bind matrices ``bind``
+    (B, 4, 4) and parents (B,) (-1 for roots, parents first): the pose basis
+    of any joint world matrices, and the channel mapping when it is exact."""
+
+    def __init__(self, rest: np.ndarray, bind: np.ndarray, parent: np.ndarray):
+        self.rest = np.asarray(rest, dtype=np.float64)
+        self.bind = np.asarray(bind, dtype=np.float64)
+        self.parent = np.asarray(parent, dtype=np.int64)
+        self.K = np.linalg.inv(self.rest) @ self.bind
+        self.K_inv = np.linalg.inv(self.K)
+        has_p = (self.parent >= 0)[:, None, None]
+        pi = np.maximum(self.parent, 0)
+        rp = np.where(has_p, self.rest[pi], np.eye(4))
+        kp = np.where(has_p, self.K[pi], np.eye(4))
+        self.A = np.linalg.inv(self.rest) @ rp @ kp
+        self.rel_rest = np.linalg.inv(rp) @ self.rest
+        self.ka = uniform_scale(self.A)
+        self.Ra = self.A[:, :3, :3] / np.where(self.ka != 0, self.ka, 1.0)[:, None, None]
+        self.qa = quat.from_mat3(self.Ra)
+        self.k = uniform_scale(self.K)
+        self.qk = quat.from_mat3(self.K[:, :3, :3] / np.where(self.k > 0, self.k, 1.0)[:, None, None])
+
+    def __len__(self) -> int:
+        return len(self.rest)
+
+    def similarity_k(self, size: float) -> np.ndarray:
+        """(B,) bool: K is a positive uniform scale times a rotation, without translation."""
+        lin = self.K[:, :3, :3]
+        k = self.k
+        ok = k > 0
+        rk = lin / np.where(ok, k, 1.0)[:, None, None]
+        ok &= np.abs(np.swapaxes(rk, 1, 2) @ rk - np.eye(3)).max(axis=(1, 2)) <= 1e-4
+        ok &= np.abs(self.K[:, :3, 3]).max(axis=1) <= 1e-6 * max(size, 1e-9)
+        return ok
+
+    def turned(self) -> np.ndarray:
+        """(B,) bool: K rotates (the bone does not keep the joint's axes)."""
+        rk = self.K[:, :3, :3] / np.where(self.k > 0, self.k, 1.0)[:, None, None]
+        return np.abs(rk - np.eye(3)).max(axis=(1, 2)) > 1e-4
+
+    def pose_basis(self, world: np.ndarray) -> np.ndarray:
+        """Pose basis matrices (F, B, 4, 4) for bone-joint world matrices (F, B, 4, 4)."""
+        P = np.asarray(world, dtype=np.float64) @ self.K_inv
+        has_p = (self.parent >= 0)[None, :, None, None]
+        Pp = np.where(has_p, P[:, np.maximum(self.parent, 0)], np.eye(4))
+        return np.linalg.inv(self.rel_rest) @ np.linalg.solve(Pp, P)
+
+    def world_from_basis(self, basis: np.ndarray) -> np.ndarray:
+        """Inverse of :meth:`pose_basis`: joint world matrices (F, B, 4, 4)
+        from pose basis matrices (F, B, 4, 4) (parents before children)."""
+        basis = np.asarray(basis, dtype=np.float64)
+        P = np.empty_like(basis)
+        for b in range(len(self.parent)):
+            p = self.parent[b]
+            own = self.rel_rest[b] @ basis[:, b]
+            P[:, b] = own if p < 0 else P[:, p] @ own
+        return P @ self.K
+
+    def channels(self, t, r, s, b: np.ndarray):
+        """Basis location/rotation/scale of bones ``b`` for local joint
+        channels (translation (..., 3), rotation (..., 4), scale (..., 3)):
+        exact where :meth:`similarity_k` holds and scale is uniform on
+        turned bones."""
+        ka, Ra, qa, k, qk = self.ka[b], self.Ra[b], self.qa[b], self.k[b], self.qk[b]
+        loc = self.A[b][..., :3, 3] + ka[..., None] * np.einsum("...ij,...j->...i", Ra, t)
+        rot = quat.mul(quat.mul(qa, r), quat.conj(qk))
+        scl = np.asarray(s, dtype=np.float64) * (ka / k)[..., None]
+        return loc, rot, scl
+
+
+def basis_channels(basis: np.ndarray):
+    """(location, rotation (x, y, z, w) canonical (``quat.canonical``) on
+    the first frame and continuous along axis 0, scale) of pose basis
+    matrices (F, B, 4, 4)."""
+    t, r, s = decompose_trs(basis)
+    r = np.array(r)
+    r[:1] = quat.canonical(r[:1])
+    return t, quat.make_continuous(r, axis=0), s
+
+
+def aim_y(rot: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Rotation matrix whose Y axis points along ``target``, closest to ``rot``
+    (the twist about Y is kept from ``rot``)."""
+    y = target / np.linalg.norm(target)
+    x = rot[:, 0] - y * np.dot(rot[:, 0], y)
+    if np.linalg.norm(x) < 1e-6:
+        x = rot[:, 2] - y * np.dot(rot[:, 2], y)
+        x = np.cross(y, x)
+    x /= np.linalg.norm(x)
+    z = np.cross(x, y)
+    return np.stack((x, y, z), axis=1)

@@ -1,0 +1,194 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The command line's Blender commands (``import``, ``verify``, ``export``),
+for every registered format. ``cli.py`` parses the arguments and imports
+this module only for these commands (``convert`` needs no Blender)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import bpy
+import numpy as np
+
+from ..io.formats import for_path
+from ..scene import AxisConversion
+from . import anim_build, builder, pipeline, verify
+
+
+def _register():
+    from .. import register
+
+    if not hasattr(bpy.types, "IMPORT_SCENE_OT_rite"):
+        register()
+
+
+def _axes(fmt, args) -> AxisConversion:
+    try:
+        return AxisConversion.from_axes(args.forward, args.up, args.scale, mirror_z=fmt.id == "xfile")
+    except ValueError as err:      # parallel axes, a scale <= 0: a clean error (exit 2), not a traceback
+        raise pipeline.IOFailed(str(err)) from None
+
+
+def _options(fmt, args) -> builder.Options:
+    bake = getattr(fmt.options, "IMPORT_DEFAULTS", {}).get("bake", False)
+    if args.bake:
+        bake = True
+    if args.keys_only:
+        bake = False
+    return builder.Options(bake=bake, bone_direction=args.bone_direction, every_joint_bone=args.all_joints)
+
+
+def reader_options(fmt, args) -> dict:
+    """The CLI's values of the format's own import options (io/<format>/options.py)."""
+    ids = [spec["id"] for spec in getattr(fmt.options, "IMPORT_OPTIONS", ())]
+    return {i: getattr(args, i) for i in ids if getattr(args, i, None) is not None}
+
+
+def import_files(args):
+    """A new empty scene with the model and its animations (mergeable ones
+    first, then dominant ones). Returns (format, built, layered clips or None)."""
+    _register()
+    fmt = for_path(args.model)
+    for p in [args.model, *args.animations, *args.dominant]:
+        if not Path(p).is_file():
+            raise pipeline.IOFailed(f"{p}: no such file")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    mergeable, dominant = list(args.animations), list(args.dominant)
+    layered = bool(dominant) or len(mergeable) > 1 or bool(args.weights)
+    if args.weights and len(args.weights) != len(mergeable):
+        raise pipeline.IOFailed("--weights needs one weight per mergeable animation")
+    if (mergeable or dominant) and not fmt.anim_suffixes:
+        raise pipeline.IOFailed(f"{fmt.label} files carry their own animations: give only the model")
+    axes = _axes(fmt, args)
+    opts = _options(fmt, args)
+    built = pipeline.load(bpy.context, fmt, [args.model], axes=axes, options=opts,
+                          reader_options=reader_options(fmt, args))
+    for w in built.warnings:
+        print("warning:", w)
+    for i, p in enumerate(mergeable):
+        w = args.weights[i] if args.weights else 1.0
+        extra = pipeline.load_animations(bpy.context, fmt, [p], armature=built.armature,
+                                         layer="MERGEABLE" if layered else "ACTION", weight=w, bake=opts.bake)
+        built.actions += extra.actions
+        for x in extra.warnings:
+            print("warning:", x)
+    for p in dominant:
+        extra = pipeline.load_animations(bpy.context, fmt, [p], armature=built.armature, layer="DOMINANT",
+                                         bake=opts.bake)
+        built.actions += extra.actions
+        for x in extra.warnings:
+            print("warning:", x)
+    return fmt, built, layered
+
+
+def _save_blend(path) -> None:
+    out = Path(path).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(out))
+    print(f"wrote {out}")
+
+
+def cmd_import(args) -> int:
+    try:
+        import_files(args)
+    except pipeline.IOFailed as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    _save_blend(args.output)
+    return 0
+
+
+def verify_import(fmt, built, layered: bool, args) -> tuple[list, verify.Report]:
+    """Tables of Blender's deformation against the oracle on a fresh parse:
+    one for a layer stack, else one per clip at every frame it spans (the
+    default pose when there is none). Returns ([(title, report)], total)."""
+    paths = [args.model, *args.animations, *args.dominant]
+    reference = fmt.adapter.read_scene(paths, axes=_axes(fmt, args),   # never read back from Blender
+                                       **reader_options(fmt, args))
+    if layered:
+        n = len(args.animations)
+        for i, c in enumerate(reference.clips):
+            c.layer = "MERGEABLE" if i < n else "DOMINANT"
+            if i < n and args.weights:
+                c.weight = args.weights[i]
+    if not built.baked and not any(c.sampler is not None for c in reference.clips):
+        for c in reference.clips:      # file keys: Blender interpolates quaternions per component
+            c.rotation_mode = "nlerp"
+    if args.keys_only:      # the file's keys, as Blender interpolates them (per component)
+        for c in reference.clips:
+            c.sampler = None
+            c.rotation_mode = "nlerp"
+    scene = bpy.context.scene
+    fps = scene.render.fps / scene.render.fps_base
+    parts = []
+    if reference.clips and layered:
+        end = max(c.frame_range(fps)[1] for c in reference.clips)
+        frames = np.arange(0.0, np.ceil(end) + 1.0)
+        parts.append(("layer stack", verify.verify(bpy.context, built.meshes, reference, reference.clips, frames,
+                                                   args.tolerance)))
+    elif reference.clips and built.actions:
+        for (action, slot, _), clip in zip(built.actions, reference.clips):
+            anim_build.assign_action(built.armature, action, slot)
+            f0, f1 = clip.frame_range(fps)
+            frames = np.arange(min(np.floor(f0), 0.0), np.ceil(f1 - 1e-6) + 1.0)
+            rep = verify.verify(bpy.context, built.meshes, reference, clip, frames, args.tolerance)
+            parts.append((f"{clip.name!r}: frames {frames[0]:g}-{frames[-1]:g}", rep))
+        action, slot, _ = built.actions[0]
+        anim_build.assign_action(built.armature, action, slot)
+        scene.frame_set(0)
+    else:
+        parts.append(("default pose (no animation)",
+                      verify.verify(bpy.context, built.meshes, reference, None, [0.0], args.tolerance)))
+    first = parts[0][1]
+    return parts, verify.Report([f for _, r in parts for f in r.frames], first.size, first.tolerance)
+
+
+def cmd_verify(args) -> int:
+    try:
+        fmt, built, layered = import_files(args)
+    except pipeline.IOFailed as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    parts, total = verify_import(fmt, built, layered, args)
+    for title, rep in parts:
+        print(title)
+        print(rep.table())
+    print(total.verdict())
+    if args.blend:
+        _save_blend(args.blend)
+    if args.render:
+        from . import render
+
+        render.render_poses(bpy.context, Path(args.render), built.armature, [f.frame for f in parts[0][1].frames])
+        print(f"wrote {Path(args.render).resolve()}")
+    return 0 if total.ok else 1
+
+
+def cmd_export(args) -> int:
+    _register()
+    src = Path(args.blend)
+    try:
+        fmt = for_path(args.output, sniff=False)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if not src.is_file():
+        print(f"error: {src}: no such file", file=sys.stderr)
+        return 2
+    try:
+        bpy.ops.wm.open_mainfile(filepath=str(src.resolve()))
+    except RuntimeError as err:
+        print(f"error: {src.name}: not a readable .blend file ({str(err).strip().splitlines()[-1]})",
+              file=sys.stderr)
+        return 2
+    try:
+        written, warnings = pipeline.save(bpy.context, fmt, str(Path(args.output).resolve()),
+                                          animations=args.animations)
+    except pipeline.IOFailed as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for w in warnings:
+        print("warning:", w)
+    for p in written:
+        print(f"wrote {p}")
+    return 0

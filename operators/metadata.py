@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The one metadata schema stored on what the builder makes (JSON strings in
+ID properties, so they survive save and reload):
+
+* on an armature object, :data:`RIG_KEY`: the source format and file, the
+  axis conversion the reader applied, and the skeleton (joint names and
+  parents, default local and bind matrices, which joints are which bones and
+  the skeleton's extras) — everything the extractor needs to give an
+  exporter the file's own joints back;
+* on an action, :data:`CLIP_KEY`: the clip's layer, weight, range, cycle,
+  time base and extras;
+* on a mesh object, :data:`MESH_KEY`: the mesh's index in its scene and its
+  extras.
+
+An exporter applies the stored axes only when the rig came from its own
+format; otherwise it uses the target format's defaults.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+RIG_KEY = "legacy_skin_io_rig"
+CLIP_KEY = "legacy_skin_io_clip"
+MESH_KEY = "legacy_skin_io_mesh"
+NORMAL_ATTR = "lsio_normal"     # exact corner normals (Blender stores custom normals quantised)
+MATERIAL_ATTR = "lsio_material"  # a face's own scene material where several share one Blender material
+
+
+def _default(o):
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    raise TypeError(f"not JSON-able: {type(o).__name__}")
+
+
+def store(idb, key: str, data: dict) -> None:
+    idb[key] = json.dumps(data, default=_default)
+
+
+def load(idb, key: str) -> dict | None:
+    raw = idb.get(key) if idb is not None else None
+    if not raw:
+        return None
+    try:
+        d = json.loads(raw)
+    except (TypeError, ValueError):
+        return None
+    return d if isinstance(d, dict) else None

@@ -1,0 +1,396 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""File > Import / Export operators, menu entries and drag-and-drop
+handlers, generated for every format of the registry (``io.formats``).
+
+For a format with id ``f``: ``import_scene.f`` (model files, several at
+once), ``import_anim.f`` (its animation files onto the active armature, if
+the format has any), ``export_scene.f``; FileHandlers for the 3D viewport and
+the Outliner. Options are drawn in collapsible sections (Include, Transform,
+Armature, Animation) as Blender's FBX add-on draws them.
+"""
+
+import os
+
+import bpy
+from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper, ImportHelper, orientation_helper
+
+from ..io.formats import FORMATS, Format
+
+REPORT_LIMIT = 8
+
+
+def report_warnings(op, warnings) -> None:
+    for w in warnings[:REPORT_LIMIT]:
+        op.report({"WARNING"}, w)
+    if len(warnings) > REPORT_LIMIT:
+        op.report({"WARNING"}, f"... and {len(warnings) - REPORT_LIMIT} more warnings (see the console)")
+        for w in warnings[REPORT_LIMIT:]:
+            print("legacy_skin_io:", w)
+
+
+def selected_paths(op) -> list[str]:
+    if getattr(op, "files", None) and op.files and op.files[0].name:
+        return [os.path.join(op.directory, f.name) for f in op.files]
+    return [op.filepath]
+
+
+def _axes(op, fmt: Format):
+    from ..scene import AxisConversion
+
+    mirror = fmt.id == "xfile"
+    return AxisConversion.from_axes(op.axis_forward, op.axis_up, op.global_scale, mirror_z=mirror)
+
+
+def _panel(layout, idname: str, title: str, default_closed: bool = False):
+    header, body = layout.panel(idname, default_closed=default_closed)
+    header.label(text=title)
+    return body
+
+
+# ---------------------------------------------------------------------------
+# import
+
+class _ModelImport(ImportHelper):
+    """Shared by every format's model import."""
+
+    files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
+    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+
+    global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6,
+                                description="Scale the model (files are in their author's units)")
+    bone_direction: EnumProperty(
+        name="Bone Direction", default="CHILDREN",
+        items=[("FILE", "Keep File Axes", "Each bone's axes are its joint's axes in the file"),
+               ("CHILDREN", "Point at Children", "Bones point at their child (a leaf continues its parent); "
+                                                "deformation and animation stay exact")],
+        description="Which way bones point (display and posing only: deformation is the same)")
+    every_joint_bone: BoolProperty(
+        name="All Joints as Bones", default=False,
+        description="Make a bone of every joint (off: only joints that deform or hold meshes, "
+                    "animated joints, and their parents)")
+    rest_from: EnumProperty(
+        name="Rest Pose", default="BIND",
+        items=[("BIND", "Bind Pose", "Rest pose = the pose the skin was bound in"),
+               ("DEFAULT", "Default Pose", "Rest pose = the pose the file shows without animation")],
+        description="Which pose the armature's rest pose is")
+    import_animations: BoolProperty(name="Animations", default=True,
+                                    description="One action per animation (NLA tracks, the first active)")
+    bake: BoolProperty(name="Key Every Frame", default=False,
+                       description="Key every frame with the file's exact playback (off: only the file's "
+                                   "keys, which Blender interpolates a little differently between keys)")
+    set_frame_range: BoolProperty(name="Set Frame Range", default=True,
+                                  description="Set the scene's start and end frames to the animations'")
+    pack_images: BoolProperty(name="Pack Images", default=False,
+                              description="Pack the textures found into the .blend file")
+
+    def invoke(self, context, event):
+        if self.filepath and os.path.isfile(self.filepath):  # drag-and-drop: options popup
+            return self.invoke_popup(context)
+        return ImportHelper.invoke(self, context, event)
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        body = _panel(layout, f"{self.bl_idname}_transform", "Transform")
+        if body:
+            body.prop(self, "global_scale")
+            body.prop(self, "axis_forward")
+            body.prop(self, "axis_up")
+        body = _panel(layout, f"{self.bl_idname}_armature", "Armature")
+        if body:
+            body.prop(self, "bone_direction")
+            body.prop(self, "every_joint_bone")
+            body.prop(self, "rest_from")
+        body = _panel(layout, f"{self.bl_idname}_animation", "Animation")
+        if body:
+            body.prop(self, "import_animations")
+            col = body.column()
+            col.enabled = self.import_animations
+            col.prop(self, "bake")
+            col.prop(self, "set_frame_range")
+            for name in self.format_options:
+                col.prop(self, name)
+        body = _panel(layout, f"{self.bl_idname}_include", "Include", default_closed=True)
+        if body:
+            body.prop(self, "pack_images")
+
+    def execute(self, context):
+        from . import builder, pipeline
+
+        fmt = self.format
+        opts = builder.Options(every_joint_bone=self.every_joint_bone, rest_from=self.rest_from,
+                               bone_direction=self.bone_direction, bake=self.bake,
+                               import_animations=self.import_animations, set_frame_range=self.set_frame_range,
+                               pack_images=self.pack_images)
+        results = pipeline.load_many(context, fmt, selected_paths(self), axes=_axes(self, fmt), options=opts,
+                                     reader_options={n: getattr(self, n) for n in self.format_options})
+        ok = [r for r in results if r.built is not None]
+        for r in results:
+            if r.error:
+                self.report({"ERROR"} if not ok else {"WARNING"}, r.error)
+        for r in ok:
+            report_warnings(self, r.warnings)
+            b = r.built
+            self.report({"INFO"}, f"Imported {os.path.basename(r.path)}: {len(b.meshes)} mesh(es), "
+                                  f"{len(b.bones)} bones, {len(b.actions)} action(s)")
+        return {"FINISHED"} if ok else {"CANCELLED"}
+
+
+class _AnimImport(ImportHelper):
+    files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
+    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+
+    mode: EnumProperty(
+        name="Playback", default="ACTION",
+        items=[("ACTION", "Active Action", "The (first) animation becomes the armature's action"),
+               ("MERGEABLE", "Mergeable (NLA)", "An NLA track mixed by weight with the other mergeable ones"),
+               ("DOMINANT", "Dominant (NLA)", "An NLA track overriding the joints it animates")],
+        description="How the animations play together")
+    weight: FloatProperty(name="Weight", default=1.0, min=0.0, max=1.0,
+                          description="Weight of a mergeable animation in the mix")
+    bake: BoolProperty(name="Key Every Frame", default=True,
+                       description="Key every frame with the file's exact playback (off: only the file's "
+                                   "keys, an approximation)")
+    set_frame_range: BoolProperty(name="Set Frame Range", default=True,
+                                  description="Set the scene's start and end frames to the animations'")
+
+    def invoke(self, context, event):
+        if self.filepath and os.path.isfile(self.filepath):
+            return self.invoke_popup(context)
+        return ImportHelper.invoke(self, context, event)
+
+    def execute(self, context):
+        from . import pipeline
+
+        arm = find_armature(context)
+        try:
+            built = pipeline.load_animations(context, self.format, selected_paths(self), armature=arm,
+                                             layer=self.mode, weight=self.weight, bake=self.bake,
+                                             set_frame_range=self.set_frame_range)
+        except pipeline.IOFailed as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        report_warnings(self, built.warnings)
+        self.report({"INFO"}, f"Imported {len(built.actions)} animation(s): "
+                              + ", ".join(a.name for a, _, _ in built.actions))
+        return {"FINISHED"}
+
+
+def find_armature(context):
+    """The armature to animate: the active object (or its parent), else the
+    scene's only armature; None if ambiguous."""
+    obj = context.active_object
+    if obj is not None and obj.type == "ARMATURE":
+        return obj
+    if obj is not None and obj.parent is not None and obj.parent.type == "ARMATURE":
+        return obj.parent
+    arms = [o for o in context.scene.objects if o.type == "ARMATURE"]
+    return arms[0] if len(arms) == 1 else None
+
+
+# ---------------------------------------------------------------------------
+# export
+
+class _Export(ExportHelper):
+    use_selection: BoolProperty(name="Selected Objects", default=False,
+                                description="Export only the selected objects (and the armature's meshes)")
+    use_visible: BoolProperty(name="Visible Objects", default=False, description="Export only visible objects")
+    use_active_collection: BoolProperty(name="Active Collection", default=False,
+                                        description="Export only the objects of the active collection")
+    collection: StringProperty(name="Collection", default="",
+                               description="Export only this collection's objects (set by Collection Exporters)")
+    use_stored_axes: BoolProperty(
+        name="Axes as Imported", default=True,
+        description="A rig imported from this format is written back with the axes and scale it was "
+                    "imported with (off: the Forward/Up/Scale below)")
+    global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6,
+                                description="The scale the importer would apply (the export divides by it)")
+    apply_modifiers: BoolProperty(name="Apply Modifiers", default=False,
+                                  description="Apply modifiers other than the Armature modifier")
+    export_animations: BoolProperty(name="Animations", default=True,
+                                    description="Export the armature's actions")
+    every_frame: BoolProperty(
+        name="Key Every Frame", default=False,
+        description="Write a key on every frame of each action (off: each bone's own keys when they are "
+                    "linear, which is exact, else every frame)")
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        body = _panel(layout, f"{self.bl_idname}_include", "Include")
+        if body:
+            body.prop(self, "use_selection")
+            body.prop(self, "use_visible")
+            body.prop(self, "use_active_collection")
+            body.prop(self, "apply_modifiers")
+        body = _panel(layout, f"{self.bl_idname}_transform", "Transform")
+        if body:
+            body.prop(self, "use_stored_axes")
+            col = body.column()
+            col.prop(self, "global_scale")
+            col.prop(self, "axis_forward")
+            col.prop(self, "axis_up")
+        body = _panel(layout, f"{self.bl_idname}_animation", "Animation")
+        if body:
+            body.prop(self, "export_animations")
+            col = body.column()
+            col.enabled = self.export_animations
+            col.prop(self, "every_frame")
+            for name in self.format_options:
+                col.prop(self, name)
+
+    def execute(self, context):
+        from . import pipeline
+
+        fmt = self.format
+        axes = None if self.use_stored_axes else _axes(self, fmt)
+        try:
+            objs = pipeline.export_objects(context, use_selection=self.use_selection, use_visible=self.use_visible,
+                                           use_active_collection=self.use_active_collection,
+                                           collection=self.collection)
+            written, warnings = pipeline.save(
+                context, fmt, self.filepath, objects=objs, axes=axes, apply_modifiers=self.apply_modifiers,
+                animations=self.export_animations, every_frame=self.every_frame,
+                **{n: getattr(self, n) for n in self.format_options})
+        except pipeline.IOFailed as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        report_warnings(self, warnings)
+        self.report({"INFO"}, "Exported " + ", ".join(os.path.basename(p) for p in written))
+        return {"FINISHED"}
+
+
+class _AnimExport(ExportHelper):
+    def execute(self, context):
+        from . import pipeline
+
+        try:
+            written, warnings = pipeline.save_animation(context, self.format, self.filepath,
+                                                        armature=find_armature(context))
+        except pipeline.IOFailed as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        report_warnings(self, warnings)
+        self.report({"INFO"}, "Exported " + ", ".join(os.path.basename(p) for p in written))
+        return {"FINISHED"}
+
+
+# ---------------------------------------------------------------------------
+# generation
+
+def _drop_poll(cls, context):
+    return context.area is not None and context.area.type in ("VIEW_3D", "OUTLINER")
+
+
+def _prop(spec):
+    """A bpy property from a format's option spec (adapter.EXPORT_OPTIONS)."""
+    kind = spec["type"]
+    kw = {"name": spec["name"], "description": spec["description"], "default": spec["default"]}
+    if kind == "enum":
+        return EnumProperty(items=[tuple(i) for i in spec["items"]], **kw)
+    if kind == "int":
+        return IntProperty(min=spec.get("min", 0), max=spec.get("max", 2**31 - 1), **kw)
+    if kind == "float":
+        return FloatProperty(min=spec.get("min", 0.0), max=spec.get("max", 1e9), **kw)
+    return BoolProperty(**kw)
+
+
+def classes_for(fmt: Format) -> list:
+    out = []
+    glob = ";".join(f"*{s}" for s in fmt.model_suffixes)
+    model_ext = fmt.model_suffixes[0]
+    import_specs = getattr(fmt.options, "IMPORT_OPTIONS", ())
+    imp_ann = {"filter_glob": StringProperty(default=glob + ";" + glob.upper(), options={"HIDDEN"})}
+    for spec in import_specs:
+        imp_ann[spec["id"]] = _prop(spec)
+    imp = type(f"IMPORT_SCENE_OT_{fmt.id}", (bpy.types.Operator, _ModelImport), {
+        "__doc__": f"Import {fmt.description}",
+        "bl_idname": f"import_scene.{fmt.id}", "bl_label": f"Import {fmt.label}",
+        "bl_options": {"REGISTER", "UNDO", "PRESET"}, "filename_ext": model_ext, "format": fmt,
+        "format_options": tuple(s["id"] for s in import_specs), "__annotations__": imp_ann,
+    })
+    defaults = getattr(fmt.options, "IMPORT_DEFAULTS", {})
+    for name, value in defaults.items():      # the format's own defaults for shared options
+        prop = _ModelImport.__annotations__[name]
+        imp.__annotations__[name] = prop.function(**{**prop.keywords, "default": value})
+    out.append(orientation_helper(axis_forward="-Z", axis_up="Y")(imp))
+    if fmt.animation_files:
+        aglob = ";".join(f"*{s}" for s in fmt.animation_files)
+        out.append(type(f"IMPORT_ANIM_OT_{fmt.id}", (bpy.types.Operator, _AnimImport), {
+            "__doc__": f"Import {fmt.anim_label} onto the active armature (matched by bone name), one action "
+                       f"per animation",
+            "bl_idname": f"import_anim.{fmt.id}", "bl_label": f"Import {fmt.anim_label}",
+            "bl_options": {"REGISTER", "UNDO", "PRESET"}, "filename_ext": fmt.animation_files[0], "format": fmt,
+            "__annotations__": {"filter_glob": StringProperty(default=aglob + ";" + aglob.upper(),
+                                                              options={"HIDDEN"})},
+        }))
+    specs = getattr(fmt.options, "EXPORT_OPTIONS", ())
+    ann = {"filter_glob": StringProperty(default=glob + ";" + glob.upper(), options={"HIDDEN"})}
+    for spec in specs:
+        ann[spec["id"]] = _prop(spec)
+    exp = type(f"EXPORT_SCENE_OT_{fmt.id}", (bpy.types.Operator, _Export), {
+        "__doc__": f"Export {fmt.description}",
+        "bl_idname": f"export_scene.{fmt.id}", "bl_label": f"Export {fmt.label}",
+        "bl_options": {"REGISTER", "PRESET"}, "filename_ext": model_ext, "format": fmt,
+        "format_options": tuple(s["id"] for s in specs), "__annotations__": ann,
+    })
+    out.append(orientation_helper(axis_forward="-Z", axis_up="Y")(exp))
+    if fmt.anim_suffixes:
+        aglob = ";".join(f"*{s}" for s in fmt.anim_suffixes)
+        out.append(type(f"EXPORT_ANIM_OT_{fmt.id}", (bpy.types.Operator, _AnimExport), {
+            "__doc__": f"Export the active armature's action as a {fmt.anim_label} file",
+            "bl_idname": f"export_anim.{fmt.id}", "bl_label": f"Export {fmt.anim_label}",
+            "bl_options": {"REGISTER", "PRESET"}, "filename_ext": fmt.anim_suffixes[0], "format": fmt,
+            "__annotations__": {"filter_glob": StringProperty(default=aglob + ";" + aglob.upper(),
+                                                              options={"HIDDEN"})},
+        }))
+    out.append(type(f"IO_FH_{fmt.id}", (bpy.types.FileHandler,), {
+        "bl_idname": f"IO_FH_{fmt.id}", "bl_label": fmt.label,
+        "bl_import_operator": f"import_scene.{fmt.id}", "bl_export_operator": f"export_scene.{fmt.id}",
+        "bl_file_extensions": ";".join(fmt.model_suffixes + tuple(s.upper() for s in fmt.model_suffixes)),
+        "poll_drop": classmethod(_drop_poll)}))
+    if fmt.anim_suffixes:
+        out.append(type(f"IO_FH_{fmt.id}_anim", (bpy.types.FileHandler,), {
+            "bl_idname": f"IO_FH_{fmt.id}_anim", "bl_label": fmt.anim_label,
+            "bl_import_operator": f"import_anim.{fmt.id}",
+            "bl_file_extensions": ";".join(fmt.anim_suffixes + tuple(s.upper() for s in fmt.anim_suffixes)),
+            "poll_drop": classmethod(_drop_poll)}))
+    return out
+
+
+def menu_import(self, context):
+    for fmt in FORMATS:
+        self.layout.operator(f"import_scene.{fmt.id}", text=f"{fmt.label} ({', '.join(fmt.model_suffixes)})")
+        if fmt.animation_files:
+            self.layout.operator(f"import_anim.{fmt.id}",
+                                 text=f"{fmt.anim_label} ({', '.join(fmt.animation_files)})")
+
+
+def menu_export(self, context):
+    for fmt in FORMATS:
+        self.layout.operator(f"export_scene.{fmt.id}", text=f"{fmt.label} ({', '.join(fmt.model_suffixes)})")
+        if fmt.anim_suffixes:
+            self.layout.operator(f"export_anim.{fmt.id}",
+                                 text=f"{fmt.anim_label} ({', '.join(fmt.anim_suffixes)})")
+
+
+_classes: list = []
+
+
+def register():
+    _classes[:] = [c for fmt in FORMATS for c in classes_for(fmt)]
+    for cls in _classes:
+        bpy.utils.register_class(cls)
+    bpy.types.TOPBAR_MT_file_import.append(menu_import)
+    bpy.types.TOPBAR_MT_file_export.append(menu_export)
+
+
+def unregister():
+    bpy.types.TOPBAR_MT_file_export.remove(menu_export)
+    bpy.types.TOPBAR_MT_file_import.remove(menu_import)
+    for cls in reversed(_classes):
+        bpy.utils.unregister_class(cls)
+    _classes.clear()

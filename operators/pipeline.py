@@ -1,0 +1,239 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Import and export through the scene model, for every registered format
+(``io.formats``): read -> scene -> builder, and extractor -> scene -> write.
+The operators and the command line are thin layers over these functions
+(as Blender's io_anim_bvh is over its ``load``).
+
+Every failure is an :class:`IOFailed` with a one-line, user-facing message
+naming the file and where; a failed import leaves the scene as it was
+(:class:`~.rollback.Rollback`), a failed export leaves any existing file
+untouched (the writers write a temporary file and rename it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..io.errors import FormatError
+from ..io.formats import Format, UnknownFormat
+from ..scene import AxisConversion, SceneError
+from ..scene.validate import validate
+from . import builder, extractor
+from .rollback import Rollback
+
+
+class IOFailed(Exception):
+    """An import or export that did not happen (message is user-facing)."""
+
+
+@dataclass
+class Imported:
+    path: str
+    built: builder.Built | None = None
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _fail(err: Exception, path) -> IOFailed:
+    if isinstance(err, FormatError):
+        return IOFailed(str(err))
+    if isinstance(err, MemoryError):
+        return IOFailed(f"{Path(path).name}: out of memory (absurd sizes in the file?)")
+    return IOFailed(f"{Path(path).name}: {err}")
+
+
+_EXPECTED = (FormatError, SceneError, UnknownFormat, ValueError, np.linalg.LinAlgError, MemoryError, OverflowError)
+
+
+def _fps(context) -> float:
+    return context.scene.render.fps / context.scene.render.fps_base
+
+
+def _progress(context):
+    wm = getattr(context, "window_manager", None)
+    return wm if wm is not None and getattr(context, "window", None) is not None else None
+
+
+def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None = None,
+         options: builder.Options | None = None, reader_options: dict | None = None) -> builder.Built:
+    """Read ``paths`` (one model file and, for formats that have them, its
+    animation files) and build them. Raises IOFailed; the scene is then
+    unchanged."""
+    warnings: list[str] = []
+    first = paths[0]
+    try:
+        scene = fmt.adapter.read_scene(paths, axes=axes, warnings=warnings, **(reader_options or {}))
+    except _EXPECTED as err:
+        raise _fail(err, first) from None
+    if not scene.meshes and scene.skeleton is None:
+        raise IOFailed(f"{Path(first).name}: no mesh and no skeleton to import")
+    try:
+        scene.warnings += validate(scene, _fps(context))
+    except SceneError as err:
+        raise _fail(err, first) from None
+    wm = _progress(context)
+    if wm:
+        wm.progress_begin(0, 3)
+    try:
+        with Rollback(context):
+            built = builder.build(context, scene, options, progress=wm.progress_update if wm else None)
+    except _EXPECTED as err:
+        raise _fail(err, first) from None
+    except RuntimeError as err:          # Blender refused something: still a clean failure
+        raise _fail(err, first) from None
+    finally:
+        if wm:
+            wm.progress_end()
+    return built
+
+
+def load_many(context, fmt: Format, paths: list[str], **kw) -> list[Imported]:
+    """Each model file on its own (animation files of the format go with the
+    first model): a broken file is reported and rolled back, the others are
+    still imported, as Blender's glTF and FBX importers do."""
+    models = [p for p in paths if Path(p).suffix.lower() not in fmt.anim_suffixes]
+    anims = [p for p in paths if Path(p).suffix.lower() in fmt.anim_suffixes]
+    out = []
+    for i, p in enumerate(models):
+        try:
+            built = load(context, fmt, [p] + (anims if i == 0 else []), **kw)
+            out.append(Imported(p, built, None, built.warnings))
+        except IOFailed as err:
+            out.append(Imported(p, None, str(err)))
+    return out
+
+
+def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: str = "ACTION",
+                    weight: float = 1.0, bake: bool = True, set_frame_range: bool = True,
+                    reader_options: dict | None = None) -> builder.Built:
+    """Animation files of ``fmt`` onto an existing armature, one action each."""
+    if armature is None:
+        raise IOFailed("no armature to animate: select the armature (import a model first)")
+    try:
+        r = extractor.rig_of(armature)
+    except _EXPECTED as err:
+        raise IOFailed(f"{armature.name}: {err}") from None
+    warnings: list[str] = []
+    # the files' own space: the rig's axes when it came from this format, else the format's defaults
+    axes = r.scene.source.axes if r.scene.source.format == fmt.id else fmt.adapter.default_axes()
+    clips = []
+    for p in paths:
+        try:
+            clips += fmt.adapter.read_clips(r.skeleton, axes, [p], layer=layer, weight=weight,
+                                            warnings=warnings, **(reader_options or {}))
+        except _EXPECTED as err:
+            raise _fail(err, p) from None
+    try:
+        r.scene.clips = clips
+        validate(r.scene, _fps(context), bones=len(r.bones))
+    except SceneError as err:
+        raise _fail(err, paths[0]) from None
+    finally:
+        r.scene.clips = []
+    if not bake:
+        for c in clips:
+            c.sampler = None
+            c.rotation_mode = "nlerp"
+    wm = _progress(context)
+    try:
+        with Rollback(context, armature):
+            built = builder.add_clips(context, armature, r.scene, clips, bone_names=r.bone_names, rest=r.rest,
+                                      bones=r.bones, set_frame_range=set_frame_range)
+    except (_EXPECTED + (RuntimeError,)) as err:
+        raise _fail(err, paths[0]) from None
+    finally:
+        if wm:
+            wm.progress_end()
+    built.warnings = warnings + built.warnings
+    return built
+
+
+# ---------------------------------------------------------------------------
+# export
+
+def export_objects(context, *, use_selection=False, use_visible=False, use_active_collection=False,
+                   collection: str = "") -> list:
+    """The objects an export covers, as FBX and glTF choose them."""
+    if collection:
+        import bpy
+
+        coll = bpy.data.collections.get(collection)
+        if coll is None:
+            raise IOFailed(f"collection {collection!r} not found")
+        objs = list(coll.all_objects)
+    elif use_active_collection:
+        objs = list(context.view_layer.active_layer_collection.collection.all_objects)
+    else:
+        objs = list(context.view_layer.objects)
+    if use_selection:
+        objs = [o for o in objs if o.select_get()]
+    if use_visible:
+        objs = [o for o in objs if o.visible_get()]
+    return objs
+
+
+def choose_armature(objs: list, context):
+    arms = [o for o in objs if o.type == "ARMATURE"]
+    if len(arms) == 1:
+        return arms[0]
+    if not arms:
+        owners = {m.object for o in objs if o.type == "MESH" for m in o.modifiers
+                  if m.type == "ARMATURE" and m.object is not None}
+        return next(iter(owners)) if len(owners) == 1 else None
+    active = context.view_layer.objects.active
+    if active in arms:
+        return active
+    raise IOFailed("several armatures: select the one to export (or export the selection)")
+
+
+def save(context, target: Format, path: str, *, objects=None, axes: AxisConversion | None = None,
+         apply_modifiers: bool = False, animations: bool = True, every_frame: bool = False,
+         rigged_only: bool = False, **writer_options) -> tuple[list[str], list[str]]:
+    """Export ``objects`` (default: the view layer's) as ``target``'s
+    format. Returns (written paths, warnings)."""
+    warnings: list[str] = []
+    objs = list(context.view_layer.objects) if objects is None else list(objects)
+    arm = choose_armature(objs, context)
+    meshes = [o for o in objs if o.type == "MESH"]
+    if arm is not None:
+        for o in context.view_layer.objects:          # the armature's own meshes come with it
+            if o.type == "MESH" and o not in meshes and (
+                    o.parent == arm or any(m.type == "ARMATURE" and m.object == arm for m in o.modifiers)):
+                if objects is None or o in objs:
+                    meshes.append(o)
+    if rigged_only and arm is not None:
+        meshes = [o for o in meshes if o.parent == arm or any(m.type == "ARMATURE" and m.object == arm
+                                                                for m in o.modifiers)]
+    try:
+        scene = extractor.scene_of(context, armature=arm, objects=meshes, apply_modifiers=apply_modifiers,
+                                   animations=animations, every_frame=every_frame, warnings=warnings)
+        fps = _fps(context)
+        written = target.adapter.write_scene(scene, path, warnings=warnings, axes=axes, fps=fps, **writer_options)
+    except extractor.ExtractError as err:
+        raise IOFailed(str(err)) from None
+    except _EXPECTED as err:
+        raise _fail(err, path) from None
+    return written, warnings
+
+
+def save_animation(context, fmt: Format, path: str, *, armature, action=None,
+                   axes: AxisConversion | None = None) -> tuple[list[str], list[str]]:
+    """The armature's active action (or ``action``) as one animation file of ``fmt``."""
+    if armature is None:
+        raise IOFailed("select the armature whose action to export")
+    action = action or (armature.animation_data.action if armature.animation_data else None)
+    if action is None:
+        raise IOFailed(f"{armature.name} has no active action to export")
+    warnings: list[str] = []
+    context.view_layer.update()
+    try:
+        r = extractor.rig_of(armature)
+        clip = extractor.clip_of(action, r, _fps(context), False, warnings)
+        if clip is None:
+            raise IOFailed(f"{action.name} animates no bone of {armature.name}")
+        written = fmt.adapter.write_animation(r.scene, clip, path, warnings=warnings, fps=_fps(context), axes=axes)
+    except _EXPECTED as err:
+        raise _fail(err, path) from None
+    return written, warnings

@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The verification oracle: what a scene shows at a scene frame, computed
+with core/ from the scene's own data (the file's keys through the clip's
+sampler), never from what a Blender builder keyed.
+
+* :func:`joint_world` — joint world matrices (F, J, 4, 4) for an action, a
+  stack of layers (the RiTE Animator's mergeable/dominant mix, blended as
+  Blender's NLA blends Replace strips), or the default pose;
+* :func:`mesh_positions` — world positions of each mesh for those matrices
+  (linear blend skinning with Blender's weight policy: weights divided by
+  their sum, unweighted vertices stay where the mesh is placed);
+* :func:`evaluate` — both at once: ``evaluate(scene, clips, frames, fps)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import blend, quat, sampling, skinning
+from .model import Clip, Mesh, Scene, SceneError
+
+
+def clip_times(clip: Clip, frames, fps: float) -> np.ndarray:
+    """Clip times played at scene ``frames`` (time base and cycle applied)."""
+    return clip.wrap(clip.to_times(frames, fps))
+
+
+def stack_order(clips: list[Clip]) -> list[Clip]:
+    """Layers bottom first: mergeable ones in the given order, then dominant ones."""
+    return ([c for c in clips if c.layer != "DOMINANT"] + [c for c in clips if c.layer == "DOMINANT"])
+
+
+def joint_world(scene: Scene, clips: list[Clip] | Clip | None, frames, fps: float = 24.0) -> np.ndarray:
+    """Joint world matrices (F, J, 4, 4) at scene ``frames``.
+
+    ``clips``: None (the default pose), one clip (played alone, whatever its
+    layer), or a list of layered clips (MERGEABLE weighted, DOMINANT on top;
+    rotations blended per component then normalised, as Blender does;
+    translation and scale keep the default pose, RiTE animates rotations
+    only)."""
+    sk = scene.skeleton
+    if sk is None:
+        raise SceneError("the scene has no skeleton")
+    frames = np.asarray(frames, dtype=np.float64).reshape(-1)
+    F = len(frames)
+    if clips is None or (isinstance(clips, list) and not clips):
+        return np.broadcast_to(sk.world(), (F,) + sk.local.shape).copy()
+    if isinstance(clips, Clip):
+        local = clips.sample_local(sk.local, clip_times(clips, frames, fps))
+        return sk.world(local)
+    t0, r0, s0 = sampling.decompose_trs(sk.local)
+    merge = [c for c in clips if c.layer != "DOMINANT"]
+    dom = [c for c in clips if c.layer == "DOMINANT"]
+    J = len(sk)
+
+    def layer(c: Clip):
+        rot = c.layer_rotations(r0, clip_times(c, frames, fps), fps)
+        active = np.zeros(J, dtype=bool)
+        active[c.rotation.targets] = True
+        return rot, active
+
+    mix = [(*layer(c), c.weight) for c in merge]
+    over = [layer(c) for c in dom]
+    rot = blend.evaluate_stack(r0, blend.stack_from_animations(mix, over))
+    local = sampling.compose_trs(np.broadcast_to(t0, (F, J, 3)), quat.normalize(rot),
+                                 np.broadcast_to(s0, (F, J, 3)))
+    return sk.world(local)
+
+
+def skin_influences(mesh: Mesh) -> skinning.Influences:
+    sk = mesh.skin
+    return skinning.Influences.from_sparse(len(mesh.positions), sk.vertex, sk.joint, sk.weight)
+
+
+def placement(scene: Scene, mesh: Mesh, world: np.ndarray) -> np.ndarray:
+    """Mesh space -> world for joint world matrices (J, 4, 4)."""
+    if mesh.parent >= 0:
+        return world[mesh.parent] @ mesh.matrix
+    return np.asarray(mesh.matrix, dtype=np.float64)
+
+
+def mesh_positions(scene: Scene, mesh: Mesh, world: np.ndarray, default_world: np.ndarray | None = None,
+                   influences: skinning.Influences | None = None) -> np.ndarray:
+    """World positions (V, 3) of ``mesh`` for joint world matrices (J, 4, 4).
+
+    Skinned: ``sum_k w_k world_k @ inverse_bind_k @ p`` with Blender's weight
+    policy (weights divided by their sum; a vertex without weight stays
+    where the mesh is placed at the default pose). Rigid: the placement."""
+    p = np.asarray(mesh.positions, dtype=np.float64)
+    if mesh.skin is None or scene.skeleton is None:
+        if scene.skeleton is None:
+            m = np.asarray(mesh.matrix, dtype=np.float64)
+        else:
+            m = placement(scene, mesh, world)
+        return p @ m[:3, :3].T + m[:3, 3]
+    if default_world is None:
+        default_world = scene.skeleton.world()
+    mw = placement(scene, mesh, default_world)
+    rest = p @ mw[:3, :3].T + mw[:3, 3]
+    inv_mw = np.linalg.inv(mw)
+    mats = np.tile(np.eye(4), (len(scene.skeleton), 1, 1))
+    sk = mesh.skin
+    mats[sk.joints] = world[sk.joints] @ sk.inverse_bind @ inv_mw
+    out, _ = skinning.linear_blend(rest, mats, influences or skin_influences(mesh), "blender")
+    return np.array(out, dtype=np.float64)
+
+
+def evaluate(scene: Scene, clips: list[Clip] | Clip | None, frames, fps: float = 24.0) -> list[np.ndarray]:
+    """World positions of every mesh at every scene frame: a list (one per
+    frame) of lists (one per mesh) of (V, 3) arrays, concatenated per frame
+    into (V_total, 3)."""
+    frames = np.asarray(frames, dtype=np.float64).reshape(-1)
+    if scene.skeleton is None:
+        pts = [mesh_positions(scene, m, np.zeros((0, 4, 4))) for m in scene.meshes]
+        one = np.concatenate(pts) if pts else np.zeros((0, 3))
+        return [one for _ in frames]
+    worlds = joint_world(scene, clips, frames, fps)
+    default = scene.skeleton.world()
+    infl = {i: skin_influences(m) for i, m in enumerate(scene.meshes) if m.skin is not None}
+    out = []
+    for w in worlds:
+        pts = [mesh_positions(scene, m, w, default, infl.get(i)) for i, m in enumerate(scene.meshes)]
+        out.append(np.concatenate(pts) if pts else np.zeros((0, 3)))
+    return out
+
+
+def size(scene: Scene) -> float:
+    """Diagonal of the bounding box of every mesh at the default pose (the
+    joints when there is no mesh); 1.0 for an empty scene."""
+    pts = [p for p in evaluate(scene, None, [0.0])[0:1] if len(p)]
+    if not pts and scene.skeleton is not None and len(scene.skeleton):
+        pts = [scene.skeleton.world()[:, :3, 3]]
+    if not pts:
+        return 1.0
+    p = np.concatenate(pts)
+    d = float(np.linalg.norm(p.max(0) - p.min(0)))
+    return d if d > 0 else 1.0

@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What must not get into Blender (or into a written file), checked once for
+every format before anything is built: non-finite numbers, numbers beyond
+float32 (Blender stores float32 and would get inf), indices out of range,
+singular transforms, and animations beyond Blender's frame range or too
+large to bake. Each problem is a :class:`~.model.SceneError` naming what and
+where; harmless oddities are warnings."""
+from __future__ import annotations
+
+import numpy as np
+
+from .model import Scene, SceneError
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: Blender's last frame (MAXFRAME): scene and key frames must lie within it.
+MAX_FRAME = 1_048_574
+#: The most (frames x bones) an import may bake: about 1.5 GB of keys.
+MAX_BAKED_KEYS = 20_000_000
+
+
+def _finite(name: str, a, limit: float = FLOAT32_MAX) -> None:
+    arr = np.asarray(a, dtype=np.float64)
+    if not arr.size:
+        return
+    bad = ~np.isfinite(arr) | (np.abs(arr) > limit)
+    if bad.any():
+        i = np.unravel_index(int(np.argmax(bad)), arr.shape)
+        v = arr[i]
+        why = "not a finite number" if not np.isfinite(v) else "beyond the float32 range Blender stores"
+        raise SceneError(f"{name}: value {v!r} at {tuple(int(x) for x in i)} is {why}")
+
+
+def _index(name: str, a, n: int) -> None:
+    arr = np.asarray(a)
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        bad = arr[(arr < 0) | (arr >= n)][0]
+        raise SceneError(f"{name}: index {int(bad)} out of range (0..{n - 1})")
+
+
+def validate(scene: Scene, fps: float = 24.0, bones: int | None = None) -> list[str]:
+    """Raise SceneError for what cannot be imported; return warnings."""
+    warnings: list[str] = []
+    sk = scene.skeleton
+    J = 0 if sk is None else len(sk)
+    if sk is not None:
+        _finite("joint transforms", sk.local)
+        _finite("bind matrices", sk.bind)
+        for what, m in (("transform", sk.local), ("bind matrix", sk.bind)):
+            det = np.abs(np.linalg.det(m[:, :3, :3])) if len(m) else np.zeros(0)
+            scale = np.maximum(np.abs(m[:, :3, :3]).max(axis=(1, 2)), 1e-300) if len(m) else det
+            bad = np.nonzero(det <= 1e-12 * scale ** 3)[0]
+            if len(bad):
+                raise SceneError(f"joint {sk.names[int(bad[0])]!r}: singular {what} (it flattens space: "
+                                 f"nothing can be posed or skinned with it)")
+    for m in scene.meshes:
+        label = f"mesh {m.name!r}"
+        V = len(m.positions)
+        _finite(f"{label}: vertex positions", m.positions)
+        _index(f"{label}: face corners", m.corners, V)
+        if int(np.sum(m.face_sizes)) != len(m.corners):
+            raise SceneError(f"{label}: face sizes add up to {int(np.sum(m.face_sizes))}, "
+                             f"not the {len(m.corners)} corners")
+        for what, arr in (("normals", m.normals), ("UVs", m.uvs), ("colours", m.colors)):
+            if arr is not None:
+                _finite(f"{label}: {what}", arr)
+        if m.face_materials is not None and len(m.materials):
+            _index(f"{label}: face materials", m.face_materials, len(m.materials))
+        _index(f"{label}: materials", m.materials, len(scene.materials))
+        if m.parent >= J and m.parent >= 0:
+            raise SceneError(f"{label}: parent joint {m.parent} out of range")
+        _finite(f"{label}: placement", m.matrix)
+        if m.skin is not None:
+            s = m.skin
+            _index(f"{label}: weights' vertices", s.vertex, V)
+            _index(f"{label}: weights' joints", s.joint, J)
+            _index(f"{label}: skin joints", s.joints, J)
+            _finite(f"{label}: weights", s.weight)
+            _finite(f"{label}: inverse bind matrices", s.inverse_bind)
+            if len(s.weight) and s.weight.min() < 0:
+                raise SceneError(f"{label}: negative weight {float(s.weight.min())!r}")
+    for c in scene.clips:
+        label = f"animation {c.name!r}"
+        for what, ch in (("rotation", c.rotation), ("translation", c.translation), ("scale", c.scale)):
+            _finite(f"{label}: {what} key times", ch.times, limit=np.inf)
+            _finite(f"{label}: {what} keys", ch.values)
+            _index(f"{label}: {what} joints", ch.targets, J)
+        if not (np.isfinite(c.start) and np.isfinite(c.end)):
+            raise SceneError(f"{label}: key times are not finite")
+        with np.errstate(all="ignore"):
+            f0, f1 = c.frame_range(fps)
+        if not (abs(f0) <= MAX_FRAME and abs(f1) <= MAX_FRAME):
+            raise SceneError(f"{label}: keys reach frame {max(abs(f0), abs(f1)):.6g} at {fps:g} fps, beyond "
+                             f"Blender's {MAX_FRAME} (check the time base: ticks per second)")
+        n_bones = J if bones is None else bones
+        if (f1 - f0 + 2) * max(n_bones, 1) > MAX_BAKED_KEYS:
+            raise SceneError(f"{label}: {f1 - f0 + 1:.0f} frames x {n_bones} bones is too much to key "
+                             f"(at most {MAX_BAKED_KEYS} bone-frames)")
+    return warnings

@@ -1,0 +1,239 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The command line, run as a user runs it (``python -m legacy_skin_io``,
+subprocesses): ``verify`` and ``import`` for every format (exit 0 pass, 1
+over the tolerance, 2 unreadable input with a one-line error naming the
+file and where, never a traceback), argument errors, and ``export`` of a
+.blend to each format. Each run costs a Blender start: they are few."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from blender_checks import ext, fps, imported, play, reference, verify
+
+from legacy_skin_io.io.formats import by_id
+from legacy_skin_io.io.rite import read_ram
+from legacy_skin_io.io.xfile import read_xfile
+from legacy_skin_io.scene import evaluate as oracle
+
+from conftest import DATA, ROOT, SAMPLES  # noqa: E402
+
+X = DATA / "x"
+RITE = SAMPLES / "rite"
+FPS = 24.0  # Blender's default scene rate (the CLI imports into a new empty scene)
+
+
+def _run(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "legacy_skin_io", *map(str, args)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def _clean_error(r, where: str) -> str:
+    """Exit 2, one ``error: `` line naming ``where`` (a regex), no traceback."""
+    assert r.returncode == 2, (r.returncode, r.stdout[-1000:], r.stderr[-2000:])
+    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout, r.stderr[-2000:]
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error: ")]
+    assert len(errors) == 1, r.stderr[-2000:]
+    assert re.search(where, errors[0]), errors[0]
+    return errors[0]
+
+
+def _verdict(stdout: str):
+    """(word, max error, relative error) of verify's one verdict line."""
+    lines = [ln for ln in stdout.splitlines() if ln.startswith(("PASS", "FAIL"))]
+    assert len(lines) == 1, stdout[-2000:]
+    m = re.match(r"(PASS|FAIL): max error (\S+) over \d+ frames \((\S+) of model size", lines[0])
+    assert m, lines[0]
+    return m.group(1), float(m.group(2)), float(m.group(3))
+
+
+def _rows(stdout: str) -> list[list[float]]:
+    return [[float(v) for v in ln.split()] for ln in stdout.splitlines()
+            if ln.strip() and re.match(r"^\s*-?\d", ln) and len(ln.split()) == 3]
+
+
+def _tables(stdout: str) -> dict[str, tuple[float, float, list[list[float]]]]:
+    """{set name: (first frame, last frame, rows)} from verify's output for a .X file."""
+    out, current = {}, None
+    for line in stdout.splitlines():
+        m = re.match(r"^'(.*)': frames (\S+)-(\S+)$", line)
+        if m:
+            current = m.group(1)
+            out[current] = (float(m.group(2)), float(m.group(3)), [])
+        elif current and re.match(r"^\s*-?\d", line):
+            out[current][2].append([float(v) for v in line.split()])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# RiTE
+
+def test_rite_verify_exit_codes(tmp_path):
+    ok = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", "--blend", tmp_path / "h.blend")
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    assert _verdict(ok.stdout)[0] == "PASS" and (tmp_path / "h.blend").exists()
+    rows = _rows(ok.stdout)
+    assert [r[0] for r in rows] == list(range(33))      # one row per frame of walk.raa (33 frames)
+    assert all(0.0 <= r[2] <= r[1] for r in rows)
+    strict = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", "--tolerance", "1e-12")
+    assert strict.returncode == 1 and _verdict(strict.stdout)[0] == "FAIL"
+    assert "Traceback" not in strict.stderr
+    # --keys-only: the file's keys as Blender interpolates them; over the tolerance it fails too
+    keys = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", "--keys-only", "--tolerance", "1e-12")
+    word, _, rel = _verdict(keys.stdout)
+    assert keys.returncode == 1 and word == "FAIL", keys.stderr[-2000:]
+    assert 0.0 < rel < 1e-5            # well within the default tolerance
+    assert len(_rows(keys.stdout)) == 33
+
+
+def test_rite_broken_input_exits_2_naming_the_line(tmp_path):
+    bad = tmp_path / "bad.ram"
+    bad.write_text("joints 1\n0 \"a\"\nparent 7\n")
+    _clean_error(_run("import", bad, "-o", tmp_path / "out.blend"), r"bad\.ram:\d+")
+    assert not (tmp_path / "out.blend").exists()
+    raa = tmp_path / "walk.raa"
+    raa.write_text((RITE / "walk.raa").read_text().replace("frames 33", "frames -3", 1))
+    _clean_error(_run("verify", RITE / "humanoid.ram", raa), r"walk\.raa:\d+")
+
+
+# ---------------------------------------------------------------------------
+# DirectX
+
+def test_x_verify_every_set_every_frame(tmp_path):
+    path = X / "directx-sdk" / "tiny_4anim.x"   # 4 sets, no AnimTicksPerSecond
+    r = _run("verify", path, "--blend", tmp_path / "tiny.blend")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr
+    xf = read_xfile(path)
+    tables = _tables(r.stdout)
+    assert list(tables) == [s.name for s in xf.animation_sets]
+    size = oracle.size(by_id("xfile").adapter.read_scene([path], warnings=[]))
+    for aset in xf.animation_sets:
+        first, last, rows = tables[aset.name]
+        last_tick = max(float(np.max(k.times)) for a in aset.animations for k in a.keys if len(k.times))
+        assert (first, last) == (0.0, float(np.ceil(last_tick / (xf.anim_ticks_per_second or 4800) * FPS - 1e-6)))
+        assert [row[0] for row in rows] == list(np.arange(first, last + 1.0))   # every frame, in order
+        assert all(len(row) == 3 and 0.0 <= row[2] <= row[1] <= 1e-5 * size for row in rows)
+    verdicts = [ln for ln in r.stdout.splitlines() if ln.startswith(("PASS", "FAIL"))]
+    assert len(verdicts) == 1 and verdicts[0].startswith("PASS: max error")
+    assert f"over {sum(len(t[2]) for t in tables.values())} frames" in verdicts[0]
+    assert (tmp_path / "tiny.blend").exists()
+
+
+def test_x_verify_exit_codes_bake_and_tolerance():
+    path = X / "assimp" / "BCN_Epileptic.X"
+    baked = _run("verify", path, "--bake")
+    assert baked.returncode == 0 and _verdict(baked.stdout)[0] == "PASS", baked.stderr[-2000:]
+    assert len(_rows(baked.stdout)) == 81
+    strict = _run("verify", path, "--tolerance", "1e-12")
+    assert strict.returncode == 1 and _verdict(strict.stdout)[0] == "FAIL"
+    assert "Traceback" not in strict.stderr
+
+
+def test_x_verify_without_animation_checks_the_default_pose():
+    r = _run("verify", X / "directx-sdk" / "mslogo.x")   # binary, one top-level mesh, no frames
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "default pose (no animation)" in r.stdout and _verdict(r.stdout)[0] == "PASS"
+    assert [row[0] for row in _rows(r.stdout)] == [0.0]
+
+
+@pytest.mark.parametrize("cmd,name,where", [
+    ("verify", "assimp/malformed_skinweights_oob.x", r"malformed_skinweights_oob\.x:\d+"),
+    ("verify", "assimp/OV_GetNextToken", r"OV_GetNextToken \(byte offset \d+\)"),  # no suffix: the xof header
+    ("import", "assimp/no_such_file.x", r"no_such_file\.x: no such file"),
+], ids=["line", "byte-offset", "missing"])
+def test_x_unreadable_input_exits_2_with_the_message(tmp_path, cmd, name, where):
+    args = [cmd, X / name] + (["-o", tmp_path / "out.blend"] if cmd == "import" else [])
+    _clean_error(_run(*args), where)
+    assert not (tmp_path / "out.blend").exists()
+
+
+def test_animation_files_are_refused_for_x():
+    r = _run("verify", X / "assimp" / "test_cube_text.x", RITE / "walk.raa")
+    _clean_error(r, r"give only the model")
+
+
+def test_import_x_writes_a_blend_that_plays_every_set(bpy, tmp_path):
+    path = X / "assimp" / "Testwuson.X"
+    out = tmp_path / "sub" / "wuson.blend"
+    r = _run("import", path, "-o", out)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert out.exists() and f"wrote {out.resolve()}" in r.stdout
+    # read it back here: armature, skinned mesh, the sets as NLA tracks, each
+    # playing the file (the oracle on a fresh parse)
+    bpy.ops.wm.open_mainfile(filepath=str(out))
+    arm, meshes = imported(bpy)
+    names = [s.name for s in read_xfile(path).animation_sets]
+    assert [t.name for t in arm.animation_data.nla_tracks] == names
+    assert arm.animation_data.action.name == names[0]
+    assert [m.type for o in meshes.values() for m in o.modifiers] == ["ARMATURE"] * len(meshes)
+    ref = reference("xfile", [path])
+    md = ext("operators.metadata")
+    for clip in ref.clips:
+        play(arm, clip.name)
+        meta = md.load(arm.animation_data.action, md.CLIP_KEY)
+        if not meta["baked"]:
+            clip.rotation_mode = "nlerp"
+        end = np.ceil(clip.frame_range(fps(bpy))[1] - 1e-6)
+        rep = verify(bpy, meshes, ref, clip, np.linspace(0.0, end, 12).round())
+        assert rep.ok, (clip.name, rep.table())
+
+
+# ---------------------------------------------------------------------------
+# arguments
+
+def test_bad_axes_are_clean_errors(tmp_path):
+    r = _run("verify", RITE / "humanoid.ram", "--forward", "Q")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "--forward" in r.stderr and "invalid choice" in r.stderr
+    r = _run("import", RITE / "humanoid.ram", "--forward", "Y", "--up", "Y", "-o", tmp_path / "o.blend")
+    _clean_error(r, r"forward.*up.*different")
+    assert not (tmp_path / "o.blend").exists()
+
+
+# ---------------------------------------------------------------------------
+# export
+
+@pytest.fixture(scope="module")
+def rig_blend(tmp_path_factory):
+    """humanoid.ram with walk.raa, imported by the command line."""
+    out = tmp_path_factory.mktemp("rig") / "rig.blend"
+    r = _run("import", RITE / "humanoid.ram", RITE / "walk.raa", "-o", out)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert out.exists()
+    return out
+
+
+def _default_pose(path):
+    sc = by_id("rite" if path.suffix == ".ram" else "xfile").adapter.read_scene([path], warnings=[])
+    return oracle.evaluate(sc, None, [0.0])[0], oracle.size(sc)
+
+
+def test_export_blend_to_x_and_ram(rig_blend, tmp_path):
+    want, size = _default_pose(RITE / "humanoid.ram")
+    joints = [j.name for j in read_ram(RITE / "humanoid.ram").joints]
+    r = _run("export", rig_blend, "-o", tmp_path / "out.x")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert (tmp_path / "out.x").read_bytes()[:4] == b"xof "
+    xf = read_xfile(tmp_path / "out.x")
+    assert set(joints) <= {f.name for f in xf.all_frames()}
+    got, _ = _default_pose(tmp_path / "out.x")         # vertices split by UV seams: compare the bounds
+    assert np.abs(got.min(0) - want.min(0)).max() < 1e-5 * size
+    assert np.abs(got.max(0) - want.max(0)).max() < 1e-5 * size
+    r = _run("export", rig_blend, "-o", tmp_path / "out.ram")
+    assert r.returncode == 0, r.stderr[-2000:]
+    ram = read_ram(tmp_path / "out.ram")
+    assert [j.name for j in ram.joints] == joints
+    got, _ = _default_pose(tmp_path / "out.ram")
+    assert got.shape == want.shape and np.abs(got - want).max() < 1e-5 * size
+
+
+def test_export_of_a_missing_or_broken_blend_exits_2(tmp_path):
+    _clean_error(_run("export", tmp_path / "nothing.blend", "-o", tmp_path / "out.x"), r"nothing\.blend")
+    garbage = tmp_path / "garbage.blend"
+    garbage.write_bytes(b"this is not a blend file\n" * 10)
+    _clean_error(_run("export", garbage, "-o", tmp_path / "out.ram"), r"garbage\.blend")
+    assert not (tmp_path / "out.x").exists() and not (tmp_path / "out.ram").exists()

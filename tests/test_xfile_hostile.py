@@ -1,0 +1,525 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Inputs built on purpose to hurt the .X reader (reference diamonds, deep
+reference chains, huge counts and indices, MSZIP bombs, non-finite numbers,
+megabyte names): each is refused quickly with a FormatError naming the file
+and the line / byte offset, and nothing else ever escapes."""
+from __future__ import annotations
+
+import struct
+import time
+import tracemalloc
+import zlib
+
+import pytest
+
+from legacy_skin_io.io.errors import FormatError
+from legacy_skin_io.io.xfile import mszip, parser, read_xfile_bytes
+
+TXT = b"xof 0303txt 0032\n"
+BIN = b"xof 0303bin 0032"
+TRI = b"3;\n0;0;0;,1;0;0;,0;1;0;;\n1;\n3;0,1,2;;\n"  # the body of a one-triangle mesh
+IDENTITY = b"1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1;;"
+
+
+def _error(data: bytes, name: str = "h.x", seconds: float = 5.0) -> FormatError:
+    start = time.perf_counter()
+    with pytest.raises(FormatError) as info:
+        read_xfile_bytes(data, name)
+    assert time.perf_counter() - start < seconds
+    err = info.value
+    assert "\n" not in str(err) and str(err).startswith(name)
+    return err
+
+
+def _small(data: bytes, megabytes: float = 32.0) -> FormatError:
+    """The campaign's cases also took gigabytes: now a few MB at most."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(FormatError) as info:
+            read_xfile_bytes(data, "h.x")
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < megabytes * 1e6, f"peak {peak} bytes"
+    return info.value
+
+
+def _at_line(data: bytes, line: int, expect: str) -> FormatError:
+    err = _error(data)
+    assert expect in str(err), str(err)
+    assert err.line == line and f"h.x:{line}:" in str(err), str(err)
+    return err
+
+
+def _at_offset(data: bytes, offset: int, expect: str) -> FormatError:
+    err = _error(data)
+    assert expect in str(err), str(err)
+    assert err.offset == offset and f"(byte offset {offset})" in str(err), str(err)
+    return err
+
+
+# -- a tiny binary .X builder --------------------------------------------------
+def _bin(*tokens) -> bytes:
+    """"{" "}", bytes (a NAME), ("s", bytes) STRING, ("i", [...]) INTEGER_LIST,
+    ("f", [...]) FLOAT_LIST (32-bit)."""
+    out = [BIN]
+    for tok in tokens:
+        if tok == "{":
+            out.append(struct.pack("<H", 10))
+        elif tok == "}":
+            out.append(struct.pack("<H", 11))
+        elif isinstance(tok, bytes):
+            out.append(struct.pack("<HI", 1, len(tok)) + tok)
+        elif tok[0] == "s":
+            out.append(struct.pack("<HI", 2, len(tok[1])) + tok[1] + struct.pack("<H", 20))
+        elif tok[0] == "i":
+            out.append(struct.pack(f"<HI{len(tok[1])}I", 6, len(tok[1]), *tok[1]))
+        else:
+            out.append(struct.pack(f"<HI{len(tok[1])}f", 7, len(tok[1]), *tok[1]))
+    return b"".join(out)
+
+
+def _offset_of(data: bytes, needle: bytes, nth: int = 0) -> int:
+    at = -1
+    for _ in range(nth + 1):
+        at = data.index(needle, at + 1)
+    return at
+
+
+# -- 1. frame references: diamonds, chains, cycles -----------------------------
+def _diamond(levels: int) -> bytes:
+    lines = [b"Frame F0 {}"] + [b"Frame F%d { {F%d} {F%d} }" % (i, i - 1, i - 1)
+                                for i in range(1, levels + 1)]
+    return TXT + b"\n".join(lines)
+
+
+def _chain(n: int) -> bytes:
+    """n frames, each one the only child of the next (through a reference)."""
+    lines = [b"Frame F0 {}"] + [b"Frame F%d { { F%d } }" % (i, i - 1) for i in range(1, n)]
+    return TXT + b"\n".join(lines)
+
+
+def test_reference_diamond_is_refused_at_the_second_reference():
+    # 41 lines that would expand to 2^40 frames.
+    _at_line(_diamond(40), 3, "frame 'F0' is already a child of Frame 'F1'")
+    assert _small(_diamond(40), 1).line == 3
+    # The second reference on its own line is the one named.
+    data = TXT + b"Frame A {}\nFrame B {\n{ A }\n}\nFrame C {\n{ A }\n}\n"
+    _at_line(data, 7, "Frame 'C': reference { 'A' }: frame 'A' is already a child of Frame 'B'")
+    # A nested frame is already a child: referencing it elsewhere is a second parent.
+    _at_line(TXT + b"Frame A {\nFrame B {}\n}\nFrame C {\n{ B }\n}\n", 6, "already a child of Frame 'A'")
+
+
+def test_reference_diamond_binary():
+    data = _bin(b"Frame", b"F0", "{", "}",
+                b"Frame", b"F1", "{", "{", b"F0", "}", "{", b"F0", "}", "}")
+    second = _offset_of(data, struct.pack("<H", 10) + struct.pack("<HI", 1, 2) + b"F0", 1)
+    _at_offset(data, second, "already a child of Frame 'F1'")
+
+
+def test_a_single_reference_still_moves_a_top_level_frame():
+    xf = read_xfile_bytes(TXT + b"Frame B {}\nFrame A { { B } }\n")
+    assert [f.name for f in xf.frames] == ["A"]
+    assert [f.name for f in xf.all_frames()] == ["A", "B"]
+
+
+def test_reference_chain_of_10000_parses_quickly():
+    start = time.perf_counter()
+    xf = read_xfile_bytes(_chain(parser.MAX_FRAME_DEPTH))
+    assert time.perf_counter() - start < 2.0
+    assert [f.name for f in xf.frames] == [f"F{parser.MAX_FRAME_DEPTH - 1}"]
+    start = time.perf_counter()
+    assert sum(1 for _ in xf.all_frames()) == parser.MAX_FRAME_DEPTH
+    assert time.perf_counter() - start < 0.5
+
+
+def test_reference_chain_deeper_than_the_limit():
+    # 10,001 levels: the frame at level 10,001 is F0, linked by "{ F0 }" on line 3.
+    _at_line(_chain(parser.MAX_FRAME_DEPTH + 1), 3, "Frame 'F0' lies 10001 levels deep")
+    # 100,000 levels (the campaign's case, past the 256-level nesting limit):
+    # refused at the reference that reaches level 10,001.
+    _at_line(_chain(100_000), 90_002, "Frame 'F89999' lies 10001 levels deep")
+
+
+def test_too_many_frames():
+    data = TXT + b"Frame {}\n" * (parser.MAX_FRAMES + 1)
+    _at_line(data, parser.MAX_FRAMES + 2, f"more than {parser.MAX_FRAMES} frames")
+
+
+def test_reference_cycles():
+    _at_line(TXT + b"Frame A {\n{ A }\n}\n", 3, "frame 'A' contains itself through a reference")
+    _at_line(TXT + b"Frame A {\n{ B }\n}\nFrame B {\n{ A }\n}\n", 3, "contains itself")
+    _at_line(TXT + b"Frame A {\nFrame B {\nFrame C {\n{ A }\n}\n}\n}\n", 5, "frame 'A' contains itself")
+
+
+def test_mesh_instances_are_bounded(monkeypatch):
+    monkeypatch.setattr(parser, "MAX_INSTANCED", 60)
+    mesh = TXT + b"Mesh M {\n" + TRI + b"}\n"  # 3 vertices + 3 corners per instance
+    ok = read_xfile_bytes(mesh + b"Frame A {\n" + b"{ M }\n" * 11 + b"}\n")
+    assert len(list(ok.all_meshes())) == 11 and ok.meshes == []
+    _at_line(mesh + b"Frame A {\n" + b"{ M }\n" * 12 + b"}\n", 20, "mesh instances add more than 60")
+
+
+# -- 2. counts and indices -------------------------------------------------------
+MATERIAL = b"Material {\n1;1;1;1;;\n0;\n0;0;0;;\n0;0;0;;\n}\n"
+
+
+@pytest.mark.parametrize("count, index, expect", [
+    (b"4294967296", b"4294967295", "material count 4294967296: more than 32767 materials"),
+    (b"32768", b"0", "material count 32768: more than 32767 materials"),
+    (b"100", b"99", "material count 100: only"),  # 300 tokens needed, far fewer left
+])
+def test_material_count_is_checked_before_padding(count, index, expect):
+    data = (TXT + b"Mesh m {\n" + TRI + b"MeshMaterialList {\n" + count + b";\n1;\n"
+            + index + b";;\n" + MATERIAL + b"}\n}\n")
+    _at_line(data, 8, expect)
+    assert _small(data, 1).line == 8
+
+
+def test_material_index_past_the_list():
+    data = (TXT + b"Mesh m {\n" + TRI + b"MeshMaterialList {\n1;\n1;\n4294967295;;\n"
+            + MATERIAL + b"}\n}\n")
+    _at_line(data, 10, "face 0 uses material 4294967295, but the list declares 1")
+
+
+def test_material_padding_is_bounded_by_the_object_budget(monkeypatch):
+    # Declared 20 materials, holds 1, a face uses the 20th: padded with defaults...
+    filler = b"Filler {\n" + b"0 " * 100 + b"\n}\n"
+    data = (TXT + b"Mesh m {\n" + TRI + b"MeshMaterialList {\n20;\n1;\n19;;\n" + MATERIAL
+            + b"}\n}\n" + filler)
+    xf = read_xfile_bytes(data)
+    assert len(xf.meshes[0].materials) == 20
+    assert "declares 20 materials, holds 1" in xf.warnings[0]
+    # ... but padding counts against MAX_OBJECTS (repeated lists cannot pad millions).
+    monkeypatch.setattr(parser, "MAX_OBJECTS", 10)
+    _at_line(data, 8, "more than 10 objects")
+
+
+@pytest.mark.parametrize("body, line, expect", [
+    (b"Mesh m {\n4000000000;\n0;0;0;;\n}\n", 3, "vertex count 4000000000 needs"),
+    (b"Mesh m {\n3;\n0;0;0;,1;0;0;,0;1;0;;\n4294967295;\n3;0,1,2;;\n}\n", 5, "face count 4294967295 needs"),
+    (b"Mesh m {\n3;\n0;0;0;,1;0;0;,0;1;0;;\n2;\n3;0,1,2;,\n4294967295;0,1,2;;\n}\n", 7,
+     "face 1 claims 4294967295 indices"),
+    (b"Mesh m {\n" + TRI + b"MeshNormals {\n4294967295;\n0;0;1;;\n}\n}\n", 8, "normal count 4294967295 needs"),
+    (b"Mesh m {\n" + TRI + b"MeshTextureCoords {\n4294967295;\n0;0;;\n}\n}\n", 8,
+     "count 4294967295 needs"),
+    (b"Mesh m {\n" + TRI + b"MeshVertexColors {\n4294967295;\n0;1;1;1;1;;\n}\n}\n", 8,
+     "count 4294967295 needs"),
+    (b"Mesh m {\n" + TRI + b"MeshMaterialList {\n1;\n4294967295;\n0;;\n}\n}\n", 9,
+     "face index count 4294967295 needs"),
+    (b'Mesh m {\n' + TRI + b'SkinWeights {\n"b";\n4294967295;\n0;\n1;\n' + IDENTITY + b'\n}\n}\n', 9,
+     "weight count 4294967295 needs"),
+    (b"Mesh m {\n" + TRI + b"DeclData {\n4294967295;\n2;0;3;0;;\n0;\n}\n}\n", 8, "element count 4294967295 needs"),
+    (b"Mesh m {\n" + TRI + b"DeclData {\n1;\n2;0;3;0;;\n4294967295;\n0;\n}\n}\n", 10, "DWORD count 4294967295 needs"),
+    (b"Mesh m {\n" + TRI + b"FVFData {\n258;\n4294967295;\n0;\n}\n}\n", 9, "DWORD count 4294967295 needs"),
+    (b"AnimationSet {\nAnimation {\nAnimationKey {\n0;\n4294967295;\n0;4;1,0,0,0;;;\n}\n}\n}\n", 6,
+     "key count 4294967295 needs"),
+    (b"AnimationSet {\nAnimation {\nAnimationKey {\n0;\n2;\n0;4;1,0,0,0;;,\n1;4294967295;1,0,0,0;;;\n}\n}\n}\n",
+     8, "key 1 has 4294967295 values"),
+    (b"AnimTicksPerSecond {\n-1;\n}\n", 3, "AnimTicksPerSecond -1 is not a DWORD"),
+    (b"AnimTicksPerSecond {\n4294967296;\n}\n", 3, "AnimTicksPerSecond 4294967296 is not a DWORD"),
+])
+def test_huge_counts_are_refused_at_the_count(body, line, expect):
+    _at_line(TXT + body, line, expect)
+
+
+def test_huge_binary_counts():
+    # A material count of 4e9 in a binary file: at the count's byte offset.
+    data = _bin(b"Mesh", "{", ("i", [3]), ("f", [0, 0, 0, 1, 0, 0, 0, 1, 0]), ("i", [1, 3, 0, 1, 2]),
+                b"MeshMaterialList", "{", ("i", [4000000000, 1, 0]), "}", "}")
+    count = _offset_of(data, struct.pack("<HI", 6, 3) + struct.pack("<I", 4000000000)) + 6
+    _at_offset(data, count, "material count 4000000000: more than 32767")
+    # A key time of 2^31 ticks in a binary file: at the time's byte offset.
+    data = _bin(b"AnimationSet", "{", b"Animation", "{", b"AnimationKey", "{",
+                ("i", [2, 1, 2 ** 31, 3]), ("f", [0, 0, 0]), "}", "}", "}")
+    time_at = _offset_of(data, struct.pack("<I", 2 ** 31))
+    _at_offset(data, time_at, "key 0 time 2147483648.0 is outside [0, 2147483648)")
+
+
+# -- 3. MSZIP bombs ----------------------------------------------------------------
+def _bomb(blocks: int, fmt: bytes = b"tzip") -> tuple[bytes, int, int]:
+    """A valid MSZIP file of ``blocks`` 32 KiB blocks of spaces (~50 bytes each),
+    with the sizes of its first and of every later block."""
+    chunk = b" " * mszip.BLOCK_SIZE
+    first = zlib.compressobj(9, zlib.DEFLATED, -15)
+    first = first.compress(chunk) + first.flush()
+    rest = zlib.compressobj(9, zlib.DEFLATED, -15, zdict=chunk)
+    rest = rest.compress(chunk) + rest.flush()
+    head = struct.pack("<HH", mszip.BLOCK_SIZE, len(first) + 2) + b"CK" + first
+    block = struct.pack("<HH", mszip.BLOCK_SIZE, len(rest) + 2) + b"CK" + rest
+    total = struct.pack("<I", blocks * mszip.BLOCK_SIZE + 16)
+    return b"xof 0303" + fmt + b"0032" + total + head + block * (blocks - 1), len(head), len(block)
+
+
+def test_mszip_bomb_is_refused_before_inflating():
+    # 4 GB from a ~4 MB file (the campaign's case): refused at the block whose
+    # running total passes MAX_RATIO x the file size, before anything is inflated.
+    data, head, block = _bomb(131071)
+    limit = mszip.allowance(len(data))
+    assert limit == mszip.MAX_RATIO * len(data)
+    k = limit // mszip.BLOCK_SIZE  # the first block past the limit
+    start = time.perf_counter()
+    _at_offset(data, 20 + head + (k - 1) * block, f"MSZIP block {k}: the blocks announce more than")
+    assert time.perf_counter() - start < 2.0
+    assert _small(data, 1).offset == 20 + head + (k - 1) * block
+
+
+def test_mszip_ceiling(monkeypatch):
+    monkeypatch.setattr(mszip, "MAX_INFLATED", 2 * mszip.BLOCK_SIZE)
+    monkeypatch.setattr(mszip, "MIN_ALLOWANCE", 0)
+    monkeypatch.setattr(mszip, "MAX_RATIO", 10 ** 6)
+    data, head, block = _bomb(3, b"bzip")
+    _at_offset(data, 20 + head + block, "MSZIP block 2: the blocks announce more than 65536")
+
+
+def test_mszip_block_larger_than_32k():
+    body = b"Frame {}\n" * 4000  # 36000 bytes in one block
+    packed = zlib.compressobj(6, zlib.DEFLATED, -15)
+    packed = packed.compress(body) + packed.flush()
+    data = (b"xof 0303tzip0032" + struct.pack("<I", len(body) + 16)
+            + struct.pack("<HH", len(body), len(packed) + 2) + b"CK" + packed)
+    _at_offset(data, 20, "MSZIP block 0: announces 36000 bytes uncompressed, a block holds at most 32768")
+
+
+def test_mszip_small_files_still_read():
+    data, _head, _block = _bomb(8)  # 256 KiB of spaces: an empty file, within MIN_ALLOWANCE
+    assert read_xfile_bytes(data).frames == []
+
+
+# -- 4. non-finite numbers -----------------------------------------------------------
+MATRIX_ROWS = b"1,0,0,0,\n0,1,0,0,\n0,0,1,0,\n0,0,%s,1;;\n"
+
+
+@pytest.mark.parametrize("value, problem", [
+    (b"nan", "is not finite"), (b"inf", "is not finite"), (b"-1.#INF00", "is not finite"),
+    (b"1.#QNAN0", "is not finite"), (b"1e39", "is beyond the 32-bit float range"),
+    (b"-4e38", "is beyond the 32-bit float range"),
+])
+def test_non_finite_values_are_refused_where_they_are(value, problem):
+    v = value
+    cases = [
+        # (file body, line of the bad value, expected text)
+        (b"Frame f {\nFrameTransformMatrix {\n" + MATRIX_ROWS % v + b"}\n}\n", 7,
+         "FrameTransformMatrix: value 14 " + problem),
+        (b"Mesh m {\n3;\n0;0;0;,\n1;0;0;,\n0;" + v + b";0;;\n1;\n3;0,1,2;;\n}\n", 6, "vertex 2 " + problem),
+        (b"Mesh m {\n" + TRI + b"MeshNormals {\n1;\n0;0;" + v + b";;\n1;\n3;0,0,0;;\n}\n}\n", 9,
+         "MeshNormals: normal 0 " + problem),
+        (b"Mesh m {\n" + TRI + b"MeshTextureCoords {\n3;\n0;0;,\n1;0;,\n" + v + b";1;;\n}\n}\n", 11,
+         "MeshTextureCoords: texture coordinate 2 " + problem),
+        (b"Mesh m {\n" + TRI + b"MeshVertexColors {\n1;\n0;1;" + v + b";1;1;;\n}\n}\n", 9,
+         "MeshVertexColors: entry 0 " + problem),
+        (b"Mesh m {\n" + TRI + b"MeshMaterialList {\n1;\n1;\n0;;\nMaterial {\n1;1;1;1;;\n" + v
+         + b";\n0;0;0;;\n0;0;0;;\n}\n}\n}\n", 13, "Material: value 4 " + problem),
+        (b'Mesh m {\n' + TRI + b'SkinWeights {\n"b";\n2;\n0,1;\n1.0,\n' + v + b';\n' + IDENTITY
+         + b'\n}\n}\n', 12, "SkinWeights 'b': weight 1 " + problem),
+        (b'Mesh m {\n' + TRI + b'SkinWeights {\n"b";\n1;\n0;\n1.0;\n' + MATRIX_ROWS % v + b'}\n}\n', 15,
+         "matrixOffset: value 14 " + problem),
+        (b"AnimationSet {\nAnimation {\nAnimationKey {\n2;\n2;\n0;3;0,0,0;;,\n10;3;0,\n" + v
+         + b",0;;;\n}\n}\n}\n", 9, "key 1 value 1 " + problem),
+        (b"AnimationSet {\nAnimation {\nAnimationKey {\n4;\n1;\n0;16;" + MATRIX_ROWS % v + b";\n}\n}\n}\n",
+         10, "key 0 value 14 " + problem),
+    ]
+    for body, line, expect in cases:
+        _at_line(TXT + body, line, expect)
+
+
+@pytest.mark.parametrize("time_value", [b"-1", b"2147483648", b"1e300", b"nan", b"inf", b"-0.5"])
+def test_key_times_are_finite_non_negative_and_below_2_31(time_value):
+    body = (b"AnimationSet {\nAnimation {\nAnimationKey {\n0;\n2;\n0;4;1,0,0,0;;,\n" + time_value
+            + b";4;1,0,0,0;;;\n}\n}\n}\n")
+    _at_line(TXT + body, 8, "key 1 time")
+    # The slow path (a key with the wrong value count first) checks the same.
+    body = (b"AnimationSet {\nAnimation {\nAnimationKey {\n2;\n2;\n" + time_value
+            + b";3;1,0,0;;,\n5;3;1,0,0;;;\n}\n}\n}\n")
+    _at_line(TXT + body, 7, "key 0 time")
+
+
+def test_key_time_limit_is_exclusive():
+    body = (b"AnimationSet {\nAnimation {\n{ A }\nAnimationKey {\n2;\n2;\n0;3;0,0,0;;,\n"
+            b"2147483647;3;0,0,0;;;\n}\n}\n}\n")
+    xf = read_xfile_bytes(TXT + body)
+    assert xf.animation_sets[0].animations[0].keys[0].times[-1] == parser.MAX_KEY_TIME - 1
+
+
+def _decl_mesh(dwords: list[int]) -> bytes:
+    """A one-triangle mesh whose DeclData holds a FLOAT3 NORMAL0 stream."""
+    data = b",\n".join(str(d).encode() for d in dwords)
+    return (TXT + b"Mesh m {\n" + TRI + b"DeclData {\n1;\n2;0;3;0;;\n" + str(len(dwords)).encode()
+            + b";\n" + data + b";;\n}\n}\n")
+
+
+def test_decldata_normals_must_be_finite():
+    one = struct.unpack("<I", struct.pack("<f", 1.0))[0]
+    good = [0, 0, one] * 3
+    assert read_xfile_bytes(_decl_mesh(good)).meshes[0].normals.shape == (3, 3)
+    bad = list(good)
+    bad[7] = 0x7FC00000  # vertex 2, y: NaN
+    _at_line(_decl_mesh(bad), 18, "DeclData NORMAL0 of vertex 2 is not a finite")
+
+
+def test_fvfdata_uvs_must_be_finite():
+    # FVF 0x100: one TEXCOORD0 pair per vertex.
+    inf = 0x7F800000
+    body = (b"Mesh m {\n" + TRI + b"FVFData {\n256;\n6;\n0,0,\n0,0,\n0,\n" + str(inf).encode()
+            + b";;\n}\n}\n")
+    _at_line(TXT + body, 13, "FVFData TEXCOORD0 of vertex 2 is not a finite")
+
+
+# -- 5. hostile strings ----------------------------------------------------------------
+BIG = b"x" * 3_000_000
+
+
+@pytest.mark.parametrize("body, line", [
+    (b"Frame " + BIG + b" {\n}\n", 2),
+    (b"\nMesh " + BIG + b" {\n" + TRI + b"}\n", 3),
+    (b"Material " + BIG + b" {\n1;1;1;1;;0;0;0;0;;0;0;0;;\n}\n", 2),
+    (b'Material m {\n1;1;1;1;;0;0;0;0;;0;0;0;;\nTextureFilename {\n"' + BIG + b'";\n}\n}\n', 5),
+    (b'Mesh m {\n' + TRI + b'SkinWeights {\n"' + BIG + b'";\n0;\n' + IDENTITY + b'\n}\n}\n', 8),
+    (b"Frame f {\n{ " + BIG + b" }\n}\n", 3),
+    (b"AnimationSet " + BIG + b" {\n}\n", 2),
+    (b"\n\n" + BIG + b" {\n}\n", 4),  # an identifier
+])
+def test_megabyte_names_are_refused(body, line):
+    err = _at_line(TXT + body, line, f"(the limit is {parser.MAX_NAME_LENGTH})")
+    assert len(str(err)) < 300
+
+
+def test_megabyte_binary_name():
+    data = _bin(b"Frame", b"y" * 3_000_000, "{", "}")
+    _at_offset(data, 16 + 2 + 5 + 4, "name of 3000000 characters")
+
+
+def test_names_up_to_the_limit_are_kept():
+    name = b"n" * parser.MAX_NAME_LENGTH
+    xf = read_xfile_bytes(TXT + b"Frame " + name + b" {}\n")
+    assert xf.frames[0].name == name.decode()
+
+
+def test_warnings_are_capped():
+    data = TXT + b"Mesh m {\n" + TRI + b"{ x }\n" * 5000 + b"}\n"
+    xf = read_xfile_bytes(data)
+    assert len(xf.warnings) == parser.MAX_WARNINGS + 1
+    assert xf.warnings[-1] == f"... and {5000 - parser.MAX_WARNINGS} more warning(s)"
+
+
+def test_ngon_meshes_stay_linear():
+    # A quad then a triangle: the all-same-size fast path fails on every mesh.
+    # It used to build (and drop) a FormatError each time, whose line number
+    # costs a scan of the text: 4000 such meshes took 20 s.
+    mesh = b"Mesh {\n4;\n0;0;0;,1;0;0;,0;1;0;,1;1;0;;\n2;\n4;0,1,3,2;,\n3;0,1,2;;\n}\n"
+    start = time.perf_counter()
+    xf = read_xfile_bytes(TXT + mesh * 4000)
+    assert time.perf_counter() - start < 1.5
+    assert len(xf.meshes) == 4000 and xf.meshes[-1].face_sizes.tolist() == [4, 3]
+
+
+def test_object_budget(monkeypatch):
+    monkeypatch.setattr(parser, "MAX_OBJECTS", 100)
+    data = TXT + b"AnimationSet {\n" + b"Animation {\n}\n" * 100 + b"}\n"
+    _at_line(data, 2 + 2 * 99 + 1, "more than 100 objects")
+
+
+# -- a structural-attack generator ----------------------------------------------------
+def _text_variants(name: str, data: bytes):
+    """Yield a text file and its MSZIP-compressed copy."""
+    yield name, data
+    yield name + "/tzip", mszip.compress(b"xof 0303tzip0032", data[len(TXT):])
+
+
+NUMERIC_FIELDS = {
+    "matrix": b"Frame f { FrameTransformMatrix { 1,0,0,0,0,1,0,0,0,0,1,0,0,0,%s,1;; } }",
+    "position": b"Mesh m { 3; 0;0;0;,1;0;0;,0;%s;0;; 1; 3;0,1,2;; }",
+    "normal": b"Mesh m { " + TRI + b" MeshNormals { 1; 0;0;%s;; 1; 3;0,0,0;; } }",
+    "uv": b"Mesh m { " + TRI + b" MeshTextureCoords { 3; 0;0;,1;0;,%s;1;; } }",
+    "color": b"Mesh m { " + TRI + b" MeshVertexColors { 1; 0;1;%s;1;1;; } }",
+    "color index": b"Mesh m { " + TRI + b" MeshVertexColors { 1; %s;1;1;1;1;; } }",
+    "material": b"Material m { 1;1;1;%s;; 0; 0;0;0;; 0;0;0;; }",
+    "weight": b'Mesh m { ' + TRI + b' SkinWeights { "b"; 1; 0; %s; ' + IDENTITY + b' } }',
+    "matrixOffset": b'Mesh m { ' + TRI + b' SkinWeights { "b"; 1; 0; 1; 1,0,0,0,0,1,0,0,0,0,1,0,0,0,%s,1;; } }',
+    "key time": b"AnimationSet { Animation { { f } AnimationKey { 2; 2; 0;3;0,0,0;;, %s;3;0,0,0;;; } } }",
+    "key value": b"AnimationSet { Animation { { f } AnimationKey { 0; 1; 0;4;1,%s,0,0;;; } } }",
+    "key count": b"AnimationSet { Animation { AnimationKey { 0; %s; 0;4;1,0,0,0;;; } } }",
+    "value count": b"AnimationSet { Animation { AnimationKey { 0; 1; 0;%s;1,0,0,0;;; } } }",
+    "vertex count": b"Mesh m { %s; 0;0;0;; 0; }",
+    "face count": b"Mesh m { 3; 0;0;0;,1;0;0;,0;1;0;; %s; 3;0,1,2;; }",
+    "face size": b"Mesh m { 3; 0;0;0;,1;0;0;,0;1;0;; 1; %s;0,1,2;; }",
+    "face index": b"Mesh m { 3; 0;0;0;,1;0;0;,0;1;0;; 1; 3;0,1,%s;; }",
+    "material count": b"Mesh m { " + TRI + b" MeshMaterialList { %s; 1; 0;; { x } } }",
+    "material index": b"Mesh m { " + TRI + b" MeshMaterialList { 1; 1; %s;; { x } } }",
+    "weight count": b'Mesh m { ' + TRI + b' SkinWeights { "b"; %s; 0; 1; ' + IDENTITY + b' } }',
+    "weight index": b'Mesh m { ' + TRI + b' SkinWeights { "b"; 1; %s; 1; ' + IDENTITY + b' } }',
+    "decl elements": b"Mesh m { " + TRI + b" DeclData { %s; 2;0;3;0;; 0; } }",
+    "decl data": b"Mesh m { " + TRI + b" DeclData { 1; 2;0;3;0;; 9; 0,0,0,0,0,0,0,0,%s;; } }",
+    "fvf data": b"Mesh m { " + TRI + b" FVFData { 256; 6; 0,0,0,0,0,%s;; } }",
+    "fvf flags": b"Mesh m { " + TRI + b" FVFData { %s; 0; } }",
+    "ticks": b"AnimTicksPerSecond { %s; }",
+    "skin header": b"Mesh m { " + TRI + b" XSkinMeshHeader { %s; 1; 1; } }",
+}
+HOSTILE_NUMBERS = [b"nan", b"inf", b"-inf", b"1.#QNAN0", b"-1.#IND00", b"1e39", b"-1e39", b"1e400",
+                   b"-1", b"4294967295", b"4294967296", b"18446744073709551616", b"2147483648",
+                   b"0.5", b"1" * 5000, b"-0", b"1e-400", b"0x10", b"++1"]
+
+
+def structural_attacks():
+    """(name, bytes) of hostile .X files built on purpose."""
+    yield "diamond", _diamond(40)
+    yield "diamond/binary", _bin(b"Frame", b"A", "{", "}", *(
+        tok for i in range(1, 30) for tok in (b"Frame", b"A%d" % i, "{", "{", b"A%d" % (i - 1) if i > 1
+                                               else b"A", "}", "{", b"A%d" % (i - 1) if i > 1 else b"A",
+                                               "}", "}")))
+    yield from _text_variants("chain 20000", _chain(20_000))
+    yield "chain reversed", TXT + b"\n".join(b"Frame F%d { { F%d } }" % (i, i + 1) for i in range(5000))
+    yield "nesting 100000", TXT + b"Frame {\n" * 100_000 + b"}\n" * 100_000
+    yield "cycle", TXT + b"Frame A { Frame B { Frame C { { A } } } }"
+    yield "self", TXT + b"Frame A { { A } }"
+    yield "mesh instances", (TXT + b"Mesh M { " + TRI + b"} Frame F { " + b"{ M } " * 200_000 + b"}")
+    yield "refs to nothing", TXT + b"Frame F { " + b"{ nothing } " * 100_000 + b"}"
+    yield "top-level refs", TXT + b"{ a } " * 100_000
+    yield "unknown references", TXT + b"Mesh m { " + TRI + b"{ x } " * 100_000 + b"}"
+    yield "material refs", TXT + b"Mesh m { " + TRI + b"MeshMaterialList { 1; 1; 0;; " + b"{ x } " * 50_000 + b"} }"
+    for field, template in NUMERIC_FIELDS.items():
+        for number in HOSTILE_NUMBERS:
+            yield from _text_variants(f"{field}={number[:12]!r}", TXT + template % number)
+    for what in (b"Frame", b"Mesh", b"Material", b"AnimationSet", b"Animation", b"Unknown"):
+        yield f"long {what!r}", TXT + what + b" " + b"n" * 2_000_000 + b" { }"
+    yield "long string", TXT + b'Material m { 1;1;1;1;; 0; 0;0;0;; 0;0;0;; TextureFilename { "' + b"s" * 2_000_000 + b'"; } }'
+    yield "unterminated string", TXT + b'Material m { 1;1;1;1;; 0; 0;0;0;; 0;0;0;; TextureFilename { "' + b"s" * 2_000_000
+    yield "long guid", TXT + b"Frame f { <" + b"0" * 2_000_000 + b"> }"
+    yield "long number", TXT + b"Mesh m { " + b"9" * 2_000_000 + b"; }"
+    yield "long binary name", _bin(b"Frame", b"n" * 2_000_000, "{", "}")
+    yield "binary string length", BIN + struct.pack("<HI", 2, 0xFFFFFFFF) + b"abc"
+    yield "binary list count", BIN + struct.pack("<HI", 7, 0xFFFFFFFF) + b"\0" * 8
+    yield "binary nan matrix", _bin(b"Frame", "{", b"FrameTransformMatrix", "{",
+                                    ("f", [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, float("nan"), 1]), "}", "}")
+    yield "binary key time", _bin(b"AnimationSet", "{", b"Animation", "{", b"AnimationKey", "{",
+                                  ("i", [2, 1, 0xFFFFFFFF, 3]), ("f", [0, 0, 0]), "}", "}", "}")
+    yield "binary material index", _bin(b"Mesh", "{", ("i", [3]), ("f", [0] * 9), ("i", [1, 3, 0, 1, 2]),
+                                        b"MeshMaterialList", "{", ("i", [1, 1, 0xFFFFFFFF]), "}", "}")
+    # 8 lists padding 32767 default materials each: past MAX_OBJECTS.
+    many_mats = b"Mesh m { " + TRI + b"MeshMaterialList { 32767; 1; 32766;; } } "
+    yield "material padding", TXT + many_mats * 8 + b"Filler { " + b"0 " * 100_000 + b"} "
+    yield "many objects", TXT + b"AnimationSet { " + b"Animation { } " * (parser.MAX_OBJECTS + 10) + b"}"
+    yield "ngons", TXT + b"Mesh {4;0;0;0;,1;0;0;,0;1;0;,1;1;0;;2;4;0,1,3,2;,3;0,1,2;;}" * 5000
+    bomb, _head, _block = _bomb(131071)
+    yield "mszip bomb", bomb
+    yield "mszip bomb/bzip", _bomb(40000, b"bzip")[0]
+    yield "mszip oversized block", (b"xof 0303tzip0032" + struct.pack("<I", 65535 + 16)
+                                    + struct.pack("<HH", 65535, 10) + b"CK" + b"\x03\x00" * 4)
+
+
+def test_structural_attacks_only_raise_format_errors():
+    slowest = (0.0, "")
+    total = time.perf_counter()
+    for name, data in structural_attacks():
+        start = time.perf_counter()
+        try:
+            read_xfile_bytes(data, "attack.x")
+        except FormatError as err:
+            assert err.line is not None or err.offset is not None, (name, str(err))
+            assert "internal error" not in str(err), (name, str(err))
+            assert "\n" not in str(err) and len(str(err)) < 1000, name
+        elapsed = time.perf_counter() - start
+        assert elapsed < 5.0, (name, elapsed)
+        slowest = max(slowest, (elapsed, name))
+    assert time.perf_counter() - total < 15.0, slowest
+
