@@ -536,6 +536,13 @@ def channel_mode_exact(built: Built, size: float) -> bool:
 MIN_KEY_GAP = 0.02
 
 
+def short_clip_warning(built: Built, clip: Clip, fps: float) -> None:
+    f0, f1 = clip.frame_range(fps)
+    if f1 - f0 < 2.0 and clip.end > clip.start:
+        built.warnings.append(f"{clip.name}: the animation lasts {f1 - f0:.3g} frame(s) at {fps:g} fps: if it "
+                              f"should be longer, set the importer's Ticks per Second")
+
+
 def dense_keys(clip: Clip, fps: float) -> bool:
     """True when two keys of a channel are closer than MIN_KEY_GAP frames."""
     for ch in (clip.rotation, clip.translation, clip.scale):
@@ -829,16 +836,8 @@ def build(context, scene: Scene, options: Options | None = None, progress=None) 
                                   "from the default pose): animation baked on every frame")
         static = static_channels(built, scene.clips)
         for clip in scene.clips:
-            dense = not built.baked and clip.sampler is None and dense_keys(clip, fps)
-            if dense:
-                built.warnings.append(f"{clip.name}: keys closer than {MIN_KEY_GAP} frame (Blender would merge "
-                                      f"them): every frame baked")
-            f0, f1 = clip.frame_range(fps)
-            if f1 - f0 < 2.0 and clip.end > clip.start:
-                built.warnings.append(f"{clip.name}: the animation lasts {f1 - f0:.3g} frame(s) at {fps:g} fps: "
-                                      f"if it should be longer, set the importer's Ticks per Second")
-            baked = built.baked or clip.sampler is not None or dense
-            action, slot = build_action(built, clip, fps, baked, static)
+            short_clip_warning(built, clip, fps)
+            action, slot = build_action(built, clip, fps, must_bake(built, clip, fps, built.baked, exact), static)
             built.actions.append((action, slot, clip))
         span = place_actions(built, fps)
         if options.set_frame_range and span is not None:
@@ -855,16 +854,34 @@ def build(context, scene: Scene, options: Options | None = None, progress=None) 
     return built
 
 
+def must_bake(built: Built, clip: Clip, fps: float, bake: bool, exact: bool) -> bool:
+    """Key every frame: on request, for a clip with its own sampler, when the
+    file's keys do not map channel by channel, or when they are too dense
+    for F-curves (reported)."""
+    if bake or clip.sampler is not None or not exact:
+        return True
+    if dense_keys(clip, fps):
+        built.warnings.append(f"{clip.name}: keys closer than {MIN_KEY_GAP} frame (Blender would merge "
+                              f"them): every frame baked")
+        return True
+    return False
+
+
 def add_clips(context, arm_obj, skeleton_scene: Scene, clips: list[Clip], *, bone_names: dict[int, str],
-              rest: rig.RestSplit, bones: np.ndarray, set_frame_range: bool = True) -> Built:
+              rest: rig.RestSplit, bones: np.ndarray, bake: bool = True, set_frame_range: bool = True) -> Built:
     """Animation files onto an existing armature (built or extracted):
-    actions for ``clips`` (baked when they have a sampler), placed as the
-    clips' layers say."""
+    actions for ``clips``, placed as the clips' layers say."""
     built = Built(skeleton_scene, arm_obj, rest, bones, bone_names)
     fps = context.scene.render.fps / context.scene.render.fps_base
     static = static_channels(built, clips)
+    skeleton_scene.clips = clips          # channel_mode_exact looks at the clips' scale keys
+    try:
+        exact = channel_mode_exact(built, oracle.size(skeleton_scene))
+    finally:
+        skeleton_scene.clips = []
     for clip in clips:
-        action, slot = build_action(built, clip, fps, clip.sampler is not None, static)
+        short_clip_warning(built, clip, fps)
+        action, slot = build_action(built, clip, fps, must_bake(built, clip, fps, bake, exact), static)
         built.actions.append((action, slot, clip))
     acts = [(a, s, c) for a, s, c in built.actions if c.layer == "ACTION"]
     layers = [(a, s, c.layer, c.weight) for a, s, c in built.actions if c.layer != "ACTION"]

@@ -140,7 +140,7 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
     try:
         with Rollback(context, armature):
             built = builder.add_clips(context, armature, r.scene, clips, bone_names=r.bone_names, rest=r.rest,
-                                      bones=r.bones, set_frame_range=set_frame_range)
+                                      bones=r.bones, bake=bake, set_frame_range=set_frame_range)
     except (_EXPECTED + (RuntimeError,)) as err:
         raise _fail(err, paths[0]) from None
     finally:
@@ -201,8 +201,7 @@ def save(context, target: Format, path: str, *, objects=None, axes: AxisConversi
         for o in context.view_layer.objects:          # the armature's own meshes come with it
             if o.type == "MESH" and o not in meshes and (
                     o.parent == arm or any(m.type == "ARMATURE" and m.object == arm for m in o.modifiers)):
-                if objects is None or o in objs:
-                    meshes.append(o)
+                meshes.append(o)
     if rigged_only and arm is not None:
         meshes = [o for o in meshes if o.parent == arm or any(m.type == "ARMATURE" and m.object == arm
                                                                 for m in o.modifiers)]

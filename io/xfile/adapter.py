@@ -721,8 +721,9 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, fmt: s
 
     if fmt not in WRITER_FORMATS:
         raise FormatError(f"format must be one of {', '.join(WRITE_FORMATS)}, not {fmt!r}", path=path)
-    if float_size not in (32, 64):
+    if str(float_size) not in ("32", "64"):        # the operator's enum gives "32" / "64"
         raise FormatError(f"float size must be 32 or 64, not {float_size!r}", path=path)
+    float_size = int(float_size)
     try:
         xf = xfile_from_scene(scene, warnings=warnings, fps=fps, ticks_per_second=ticks_per_second,
                               key_type=key_type, axes=axes, text=WRITER_FORMATS[fmt] in ("txt", "tzip"))
