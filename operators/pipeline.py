@@ -11,6 +11,8 @@ untouched (the writers write a temporary file and rename it).
 """
 from __future__ import annotations
 
+import sys
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,14 +39,24 @@ class Imported:
 
 
 def _fail(err: Exception, path) -> IOFailed:
+    if isinstance(err, IOFailed):
+        return err
     if isinstance(err, FormatError):
         return IOFailed(str(err))
     if isinstance(err, MemoryError):
         return IOFailed(f"{Path(path).name}: out of memory (absurd sizes in the file?)")
+    if not isinstance(err, _KNOWN):
+        # a bug: one line for the user, the traceback in the console for a report
+        print(f"legacy_skin_io: internal error on {path}:\n{traceback.format_exc()}", file=sys.stderr)
+        return IOFailed(f"{Path(path).name}: internal error ({type(err).__name__}: {err}); "
+                        f"please report it with the file")
     return IOFailed(f"{Path(path).name}: {err}")
 
 
-_EXPECTED = (FormatError, SceneError, UnknownFormat, ValueError, np.linalg.LinAlgError, MemoryError, OverflowError)
+_KNOWN = (FormatError, SceneError, UnknownFormat, ValueError, np.linalg.LinAlgError, MemoryError, OverflowError,
+          RuntimeError)
+#: caught around every import and export: whatever happens, a one-line report and a rollback
+_EXPECTED = (Exception,)
 
 
 def _fps(context) -> float:
@@ -79,9 +91,7 @@ def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None 
     try:
         with Rollback(context):
             built = builder.build(context, scene, options, progress=wm.progress_update if wm else None)
-    except _EXPECTED as err:
-        raise _fail(err, first) from None
-    except RuntimeError as err:          # Blender refused something: still a clean failure
+    except _EXPECTED as err:             # Blender refused something, or a bug: rolled back
         raise _fail(err, first) from None
     finally:
         if wm:
@@ -141,7 +151,7 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
         with Rollback(context, armature):
             built = builder.add_clips(context, armature, r.scene, clips, bone_names=r.bone_names, rest=r.rest,
                                       bones=r.bones, bake=bake, set_frame_range=set_frame_range)
-    except (_EXPECTED + (RuntimeError,)) as err:
+    except _EXPECTED as err:
         raise _fail(err, paths[0]) from None
     finally:
         if wm:

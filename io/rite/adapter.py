@@ -82,7 +82,9 @@ def mesh_from_ram(ram: RamModel, axes: AxisConversion, name: str, first_material
         rgb = PALETTE[k % len(PALETTE)]
         materials.append(Material(f"{name}_shader{sid}", color=np.array([*rgb, 1.0]),
                                   extras={"rite_shader": int(sid)}))
-    joints = np.unique(ram.weight_joint) if len(ram.weight_joint) else np.zeros(0, dtype=np.int64)
+    # every RiTE joint has a bind pose and may be animated: all of them skin
+    # (and become bones), whether or not a vertex is weighted to them
+    joints = np.arange(len(ram.joints), dtype=np.int64)
     mesh = Mesh(name, axes.points(ram.positions), np.full(T, 3, dtype=np.int64), corners,
                 normals=normals, uvs=uvs, face_materials=face_mat.astype(np.int64),
                 materials=list(range(first_material, first_material + len(materials))))

@@ -1,0 +1,230 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Hostile files through the operators (issue 9), not only the parsers: every
+case gives a clean import or a one-line error (RuntimeError from bpy.ops),
+leaves the scene exactly as it was on failure, and stays within time and
+memory. A larger campaign: ``python3.11 tools/run.py py tools/fuzz_campaign.py``."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from blender_checks import ext, snapshot
+from conftest import DATA, SAMPLES
+
+from legacy_skin_io.io.rite import RamModel, RiteJoint, write_ram
+
+X = DATA / "x"
+TXT = b"xof 0303txt 0032\n"
+MESH = (b"Mesh m { 3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;; MeshMaterialList { 1; 1; 0;; "
+        b"Material mat { 1;1;1;1;; 0; 0;0;0;; 0;0;0;; TextureFilename { \"%s\"; } } } }")
+
+
+def _import(bpy, op: str, data: bytes | None, path: Path, seconds: float = 30.0):
+    """Run the import operator on ``data`` written to ``path``: (result or
+    the error message, elapsed seconds). On failure, the scene must be
+    untouched."""
+    if data is not None:
+        path.write_bytes(data)
+    before = snapshot(bpy)
+    t = time.perf_counter()
+    try:
+        res = getattr(bpy.ops.import_scene, op)(filepath=str(path))
+        out = res
+    except RuntimeError as err:
+        out = str(err)
+        assert snapshot(bpy) == before, f"{path.name}: the failed import left something behind"
+        assert "Traceback" not in out
+        assert len(out.strip().splitlines()) <= 2, out      # "Error: <one line>"
+    elapsed = time.perf_counter() - t
+    assert elapsed < seconds, f"{path.name}: {elapsed:.1f} s"
+    return out, elapsed
+
+
+@pytest.mark.parametrize("name", ["../../../../etc/passwd", "/etc/passwd", "/proc/self/environ", "/dev/zero",
+                                  "//../../etc/passwd", "C:\\\\Windows\\\\win.ini", "x" * 5000 + ".png",
+                                  "../" * 300 + "a.png"])
+def test_texture_names_never_reach_outside_the_model_folder(bpy, tmp_path, name):
+    """A texture name is data from the file: nothing outside the model's
+    folder tree is loaded, no image datablock points there, and a name of
+    5000 characters is no error."""
+    (tmp_path / "passwd").write_text("not an image")
+    res, _ = _import(bpy, "xfile", TXT + MESH % name.encode(), tmp_path / "m.x")
+    if len(name) > 1024:      # the reader refuses names this long, at their line
+        assert isinstance(res, str) and "m.x:2" in res
+        return
+    assert res == {"FINISHED"}
+    root = tmp_path.resolve()
+    for img in bpy.data.images:
+        fp = bpy.path.abspath(img.filepath) if img.filepath else ""
+        assert fp and Path(fp).resolve().is_relative_to(root), (name[:40], img.filepath)
+        assert Path(fp).suffix.lower() in (".png", ".jpg", ".jpeg", ".tga", ".bmp", ".dds", ".tif", ".tiff",
+                                           ".exr", ".hdr", ".gif", ".psd", ".webp")
+
+
+def test_a_texture_beside_the_file_is_found_by_base_name(bpy, tmp_path):
+    import bpy as _  # noqa: F401  (bpy is the fixture's)
+
+    img = bpy.data.images.new("t", 2, 2)
+    img.filepath_raw = str(tmp_path / "textures" / "skin.png")
+    (tmp_path / "textures").mkdir()
+    img.file_format = "PNG"
+    img.save()
+    bpy.data.images.remove(img)
+    res, _ = _import(bpy, "xfile", TXT + MESH % b"D:\\\\art\\\\skin.dds", tmp_path / "m.x")
+    assert res == {"FINISHED"}
+    assert [Path(i.filepath).name for i in bpy.data.images] == ["skin.png"]
+
+
+@pytest.mark.parametrize("ticks,tps", [(2_000_000_000, 1), (2_147_483_000, 7), (1_000_000, 1)])
+def test_extreme_key_times_are_clear_errors_and_change_nothing(bpy, tmp_path, ticks, tps):
+    from x_rigs import chain_file
+
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end, bpy.context.scene.frame_current = 3, 7, 5
+    path = chain_file(tmp_path / "far.x", [0, ticks], tps=tps)
+    out, _ = _import(bpy, "xfile", None, path)
+    assert isinstance(out, str) and "far.x" in out and "frame" in out
+    assert (bpy.context.scene.frame_start, bpy.context.scene.frame_end, bpy.context.scene.frame_current) == \
+        (3, 7, 5)
+
+
+def _chain_ram(n: int) -> RamModel:
+    joints = [RiteJoint(f"j{i}", i - 1, [0, 0, 0, 1.0], [0, 0.01, 0], [0, 0, 0, 1.0]) for i in range(n)]
+    return RamModel(mesh_name="chain", joints=joints, positions=np.zeros((3, 3)),
+                    tri_shader=np.zeros(1, dtype=np.int64), tri_vertices=np.array([[0, 1, 2]]),
+                    weight_vertex=np.arange(3), weight_joint=np.zeros(3, dtype=np.int64), weight_value=np.ones(3))
+
+
+def test_deep_hierarchies_are_refused_whatever_the_syntax(bpy, tmp_path):
+    """100,000 chained joints (RAM) or frames chained through references
+    (.X) segfaulted Blender after 100 s: one depth limit for every format."""
+    write_ram(_chain_ram(100_000), tmp_path / "chain.ram")
+    out, elapsed = _import(bpy, "rite", None, tmp_path / "chain.ram")
+    assert isinstance(out, str) and "deep" in out
+    chain = TXT + b"Frame F0 { }\n" + b"\n".join(b"Frame F%d { { F%d } }" % (i, i - 1) for i in range(1, 20_001))
+    out, _ = _import(bpy, "xfile", chain, tmp_path / "chain.x")
+    assert isinstance(out, str) and "chain.x" in out
+
+
+def test_a_generous_chain_still_imports(bpy, tmp_path):
+    write_ram(_chain_ram(2_000), tmp_path / "ok.ram")
+    res, _ = _import(bpy, "rite", None, tmp_path / "ok.ram")
+    assert res == {"FINISHED"}
+    assert len([o for o in bpy.data.objects if o.type == "ARMATURE"][0].data.bones) == 2_000
+
+
+@pytest.mark.parametrize("body,fragment", [
+    (b"Mesh m { 3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;; MeshMaterialList { 1; 1; 4294967295;; "
+     b"Material { 1;1;1;1;; 0; 0;0;0;; 0;0;0;; } } }", b""),
+    (b"Mesh m { 3; 0;0;0;, 1;0;0;, 1e308;1;0;; 1; 3;0,1,2;; }", b""),
+    (b"Frame f { FrameTransformMatrix { 0,0,0,0, 0,0,0,0, 0,0,0,0, 0,0,0,1;; } Mesh m { 3; 0;0;0;, 1;0;0;, "
+     b"0;1;0;; 1; 3;0,1,2;; } }", b""),
+], ids=["material-index", "huge-coordinate", "singular-matrix"])
+def test_absurd_indices_numbers_and_matrices(bpy, tmp_path, body, fragment):
+    out, _ = _import(bpy, "xfile", TXT + body, tmp_path / "bad.x", seconds=10)
+    assert isinstance(out, str) and "bad.x" in out
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-0.5", "1e39"])
+def test_non_finite_or_negative_weights_are_refused(bpy, tmp_path, value):
+    """NaN or inf weights were stored in vertex groups with no warning."""
+    lines = (DATA / "rite" / "contract_example.ram").read_text().splitlines()
+    k = next(i for i, ln in enumerate(lines) if ln.startswith("weights"))
+    toks = lines[k + 1].split()
+    toks[-1] = value
+    lines[k + 1] = " ".join(toks)
+    (tmp_path / "w.ram").write_text("\n".join(lines) + "\n")
+    out, _ = _import(bpy, "rite", None, tmp_path / "w.ram")
+    assert isinstance(out, str) and f"w.ram:{k + 2}" in out
+
+
+def test_a_bug_while_building_is_reported_and_rolled_back(bpy, monkeypatch):
+    """An unexpected exception inside the builder (here injected) is one
+    line of report, and everything the import made is removed."""
+    builder = ext("operators.builder")
+
+    def broken(*a, **k):
+        raise KeyError("injected")
+
+    monkeypatch.setattr(builder, "place_mesh", broken)
+    out, _ = _import(bpy, "xfile", None, X / "directx-sdk" / "tiny_4anim.x")
+    assert isinstance(out, str) and "internal error" in out and "tiny_4anim.x" in out
+
+
+# ---------------------------------------------------------------------------
+# fuzzing through the operators
+
+def _structural_sample(step: int):
+    from test_xfile_hostile import structural_attacks
+
+    for k, (name, data) in enumerate(structural_attacks()):
+        if k % step == 0:
+            yield name, data
+
+
+def test_structural_attacks_through_the_operator(bpy, tmp_path):
+    """Every 12th of the parser campaign's structural attacks (deep and
+    shared references, huge counts and indices, non-finite values in every
+    numeric field, extreme times, hostile strings), driven through
+    bpy.ops.import_scene.xfile."""
+    n = 0
+    for name, data in _structural_sample(12):
+        _import(bpy, "xfile", data, tmp_path / "attack.x", seconds=30)
+        n += 1
+    assert n >= 60
+
+
+def _mutants(seed: int, data: bytes, count: int):
+    rng = np.random.default_rng(seed)
+    numbers = [b"nan", b"inf", b"-1e39", b"4294967295", b"-1", b"1e308", b"0", b"99999999999999999999"]
+    for _ in range(count):
+        b = bytearray(data)
+        kind = rng.integers(0, 4)
+        if kind == 0:                                   # flip bytes
+            for i in rng.integers(16, len(b), size=int(rng.integers(1, 8))):
+                b[i] = int(rng.integers(0, 256))
+        elif kind == 1:                                 # truncate
+            del b[int(rng.integers(16, len(b))):]
+        elif kind == 2:                                 # a hostile number where a number was
+            lines = bytes(b).split(b"\n")
+            i = int(rng.integers(1, len(lines)))
+            toks = lines[i].replace(b",", b" ").replace(b";", b" ").split()
+            nums = [t for t in toks if t[:1].isdigit() or t[:1] == b"-"]
+            if nums:
+                lines[i] = lines[i].replace(nums[int(rng.integers(0, len(nums)))],
+                                            numbers[int(rng.integers(0, len(numbers)))], 1)
+            b = bytearray(b"\n".join(lines))
+        else:                                           # duplicate or drop a line
+            lines = bytes(b).split(b"\n")
+            i = int(rng.integers(1, len(lines)))
+            if rng.random() < 0.5:
+                lines.insert(i, lines[i])
+            else:
+                del lines[i]
+            b = bytearray(b"\n".join(lines))
+        yield bytes(b)
+
+
+@pytest.mark.parametrize("op,source", [
+    ("xfile", X / "assimp" / "test_cube_text.x"), ("xfile", X / "assimp" / "anim_test.x"),
+    ("rite", DATA / "rite" / "contract_example.ram"),
+], ids=["cube", "anim_test", "ram"])
+def test_mutation_fuzzer_through_the_operator(bpy, tmp_path, op, source):
+    """Mutated real files: a clean import (then every vertex Blender holds is
+    finite) or a one-line error with the scene untouched."""
+    data = source.read_bytes()
+    ok = failed = 0
+    for k, mutant in enumerate(_mutants(hash(source.name) % 1000, data, 25)):
+        bpy.ops.wm.read_homefile(use_empty=True)
+        out, _ = _import(bpy, op, mutant, tmp_path / f"m{k}{source.suffix}", seconds=30)
+        if out == {"FINISHED"}:
+            ok += 1
+            for o in bpy.data.objects:
+                if o.type == "MESH":
+                    co = np.empty(3 * len(o.data.vertices), dtype=np.float32)
+                    o.data.vertices.foreach_get("co", co)
+                    assert np.isfinite(co).all()
+        else:
+            failed += 1
+    assert ok + failed == 25 and failed > 0

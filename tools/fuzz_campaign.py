@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A larger hostile-input campaign through the operators (the CI-sized one
+is tests/test_hostile_blender.py).
+
+    python3.11 tools/run.py py tools/fuzz_campaign.py [--count 400] [--seed 1] [--batch 50]
+
+Cases: every structural attack of tests/test_xfile_hostile.py, and
+``--count`` mutants (byte flips, truncations, hostile numbers, dropped or
+repeated lines) of each corpus file and sample. Each batch runs in a child
+process that imports every case with bpy.ops into an empty scene and checks:
+the result is FINISHED or a one-line RuntimeError, a failure leaves the scene
+as it was, imported vertices are finite, each case takes < 30 s, and the
+child's resident memory stays < 1.5 GB. The parent reports crashes (a child
+killed by a signal), hangs (a batch past its time limit) and every failed
+check, with the case to reproduce it, and exits 1 if there was any.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = ROOT / "tests"
+CASE_SECONDS = 30.0
+MEMORY_LIMIT = 1.5 * 1024 ** 3
+
+
+def cases(count: int, seed: int):
+    sys.path.insert(0, str(TESTS))
+    from test_hostile_blender import _mutants
+    from test_xfile_hostile import structural_attacks
+
+    for name, data in structural_attacks():
+        yield "xfile", f"attack {name}", data
+    sources = sorted((TESTS / "data" / "x").glob("*/*.[xX]")) + sorted((TESTS / "data" / "rite").glob("*.ram")) \
+        + [ROOT / "samples" / "rite" / "humanoid.ram"]
+    for k, src in enumerate(sources):
+        if src.stat().st_size > 3_000_000:
+            continue
+        op = "rite" if src.suffix.lower() == ".ram" else "xfile"
+        for i, mutant in enumerate(_mutants(seed * 1000 + k, src.read_bytes(), count)):
+            yield op, f"mutant {src.name} #{i}", mutant
+
+
+def child(batch_file: str) -> int:
+    """Import every case of the batch; one JSON line per case on stdout."""
+    import bpy
+    import numpy as np
+
+    import legacy_skin_io
+
+    legacy_skin_io.register()
+    batch = json.loads(Path(batch_file).read_text())
+    tmp = Path(tempfile.mkdtemp())
+    for op, name, path in batch:
+        bpy.ops.wm.read_homefile(use_empty=True)
+        before = {k: sorted(x.name for x in getattr(bpy.data, k)) for k in ("objects", "meshes", "armatures",
+                                                                         "materials", "actions", "images")}
+        t = time.perf_counter()
+        problems = []
+        try:
+            getattr(bpy.ops.import_scene, op)(filepath=path)
+            for o in bpy.data.objects:
+                if o.type == "MESH":
+                    co = np.empty(3 * len(o.data.vertices), dtype=np.float32)
+                    o.data.vertices.foreach_get("co", co)
+                    if not np.isfinite(co).all():
+                        problems.append("non-finite vertices imported")
+        except RuntimeError as err:
+            after = {k: sorted(x.name for x in getattr(bpy.data, k)) for k in before}
+            if after != before:
+                problems.append("a failed import left data behind")
+            if "Traceback" in str(err) or len(str(err).strip().splitlines()) > 2:
+                problems.append(f"not a one-line error: {str(err)[:200]!r}")
+        except Exception as err:  # noqa: BLE001 - anything else is a finding
+            problems.append(f"{type(err).__name__}: {err}")
+        dt = time.perf_counter() - t
+        if dt > CASE_SECONDS:
+            problems.append(f"took {dt:.1f} s")
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        if rss > MEMORY_LIMIT:
+            problems.append(f"resident memory {rss / 2**20:.0f} MB")
+        print(json.dumps({"name": name, "seconds": round(dt, 3), "problems": problems}), flush=True)
+    del tmp
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--count", type=int, default=200, help="mutants per source file (default 200)")
+    ap.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    ap.add_argument("--batch", type=int, default=50, help="cases per child process (default 50)")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        return child(args.child)
+    work = Path(tempfile.mkdtemp(prefix="lsio-fuzz-"))
+    all_cases = []
+    for i, (op, name, data) in enumerate(cases(args.count, args.seed)):
+        p = work / f"case{i}{'.ram' if op == 'rite' else '.x'}"
+        p.write_bytes(data)
+        all_cases.append((op, name, str(p)))
+    findings, done, slowest = [], 0, (0.0, "")
+    t0 = time.time()
+    for start in range(0, len(all_cases), args.batch):
+        batch = all_cases[start:start + args.batch]
+        bf = work / "batch.json"
+        bf.write_text(json.dumps(batch))
+        try:
+            proc = subprocess.run([sys.executable, __file__, "--child", str(bf)], capture_output=True, text=True,
+                                  timeout=CASE_SECONDS * len(batch) + 60, cwd=ROOT,
+                                  env=dict(os.environ))
+        except subprocess.TimeoutExpired:
+            findings.append((batch[0][1], "batch hung past its time limit"))
+            continue
+        seen = set()
+        for line in proc.stdout.splitlines():
+            if not line.startswith("{"):
+                continue
+            r = json.loads(line)
+            seen.add(r["name"])
+            done += 1
+            slowest = max(slowest, (r["seconds"], r["name"]))
+            for p in r["problems"]:
+                findings.append((r["name"], p))
+        if proc.returncode != 0:
+            crashed = next((c for c in batch if c[1] not in seen), batch[-1])
+            findings.append((crashed[1], f"child exited with {proc.returncode}: {proc.stderr[-300:]!r}"))
+        print(f"{done}/{len(all_cases)} cases, {len(findings)} findings, {time.time() - t0:.0f} s", flush=True)
+    print(f"slowest case: {slowest[1]} ({slowest[0]:.2f} s)")
+    for name, problem in findings:
+        print(f"FINDING {name}: {problem}")
+    print(f"{done} passed, {len(findings)} failed")
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
