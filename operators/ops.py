@@ -281,6 +281,21 @@ class _AnimExport(ExportHelper):
 # ---------------------------------------------------------------------------
 # generation
 
+AXIS_TOOLTIPS = {
+    "axis_forward": "Which axis of the file points forward (Blender's -Y, towards the front view)",
+    "axis_up": "Which axis of the file points up (Blender's Z)",
+}
+
+
+def _oriented(cls):
+    """Blender's orientation_helper (Forward/Up options), with tooltips."""
+    cls = orientation_helper(axis_forward="-Z", axis_up="Y")(cls)
+    for name, text in AXIS_TOOLTIPS.items():
+        prop = cls.__annotations__[name]
+        cls.__annotations__[name] = prop.function(**{**prop.keywords, "description": text})
+    return cls
+
+
 def _drop_poll(cls, context):
     return context.area is not None and context.area.type in ("VIEW_3D", "OUTLINER")
 
@@ -316,7 +331,7 @@ def classes_for(fmt: Format) -> list:
     for name, value in defaults.items():      # the format's own defaults for shared options
         prop = _ModelImport.__annotations__[name]
         imp.__annotations__[name] = prop.function(**{**prop.keywords, "default": value})
-    out.append(orientation_helper(axis_forward="-Z", axis_up="Y")(imp))
+    out.append(_oriented(imp))
     if fmt.animation_files:
         aglob = ";".join(f"*{s}" for s in fmt.animation_files)
         out.append(type(f"IMPORT_ANIM_OT_{fmt.id}", (bpy.types.Operator, _AnimImport), {
@@ -337,7 +352,7 @@ def classes_for(fmt: Format) -> list:
         "bl_options": {"REGISTER", "PRESET"}, "filename_ext": model_ext, "format": fmt,
         "format_options": tuple(s["id"] for s in specs), "__annotations__": ann,
     })
-    out.append(orientation_helper(axis_forward="-Z", axis_up="Y")(exp))
+    out.append(_oriented(exp))
     if fmt.anim_suffixes:
         aglob = ";".join(f"*{s}" for s in fmt.anim_suffixes)
         out.append(type(f"EXPORT_ANIM_OT_{fmt.id}", (bpy.types.Operator, _AnimExport), {

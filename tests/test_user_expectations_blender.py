@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What Blender users expect from an importer/exporter (issue 11), checked
+through the installed extension: readable options, empties for frames,
+textures found once, the Blender command line."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from blender_checks import ext
+from conftest import DATA, SAMPLES
+
+from legacy_skin_io.io.formats import FORMATS
+
+TXT = b"xof 0303txt 0032\n"
+JARGON = ("slerp", "nlerp", "matrixoffset", "framtransformmatrix", "channelbag", "quaternion f-curve")
+
+
+def _operators(bpy):
+    out = []
+    for fmt in FORMATS:
+        for kind in ("import_scene", "import_anim", "export_scene", "export_anim"):
+            op = getattr(getattr(bpy.ops, kind), fmt.id, None)
+            try:
+                rna = op.get_rna_type() if op is not None else None
+            except KeyError:
+                rna = None
+            if rna is not None:
+                out.append((f"{kind}.{fmt.id}", rna))
+    return out
+
+
+def test_every_option_has_a_plain_tooltip(bpy):
+    ops = _operators(bpy)
+    assert len(ops) >= 7
+    for idname, rna in ops:
+        for prop in rna.properties:
+            if prop.identifier in ("rna_type", "filepath", "files", "directory", "filter_glob",
+                                   "check_existing", "filename_ext", "hide_props_region"):
+                continue
+            if prop.is_hidden:
+                continue
+            assert prop.description.strip(), f"{idname}.{prop.identifier} has no tooltip"
+            low = (prop.name + " " + prop.description).lower()
+            assert not any(j in low for j in JARGON), f"{idname}.{prop.identifier}: {prop.description!r}"
+            for item in (getattr(prop, "enum_items", ()) if not prop.identifier.startswith("axis_") else ()):
+                assert item.description.strip(), f"{idname}.{prop.identifier}.{item.identifier}"
+        names = {p.name for p in rna.properties}
+        assert not names & {"Every Frame a Bone", "Axes of the Import", "Keyed Frames When Exact"}
+
+
+def test_options_are_drawn_in_sections(bpy):
+    """The operators draw their own options (Include / Transform / Armature /
+    Animation sections with layout.panel), as FBX's do."""
+    ops_mod = ext("operators.ops")
+    src = Path(ops_mod.__file__).read_text()
+    for section in ("Include", "Transform", "Armature", "Animation"):
+        assert f'"{section}"' in src
+    classes = [c for c in ops_mod._classes if getattr(c, "bl_idname", "").startswith(("import_scene",
+                                                                                     "export_scene"))]
+    assert len(classes) == 2 * len(FORMATS)
+    for c in classes:      # drawn by the shared mixin's draw(), not Blender's automatic list
+        assert any("draw" in base.__dict__ for base in c.__mro__ if base.__module__ == ops_mod.__name__)
+
+
+def test_frames_without_meshes_become_empties(bpy, tmp_path):
+    """A hierarchy of frames with a mesh under one of them and nothing
+    skinned or animated: empties in the same hierarchy, the mesh under its
+    frame (it imported 0 objects before)."""
+    text = (TXT + b"Frame Root { FrameTransformMatrix { 1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,5,1;; }\n"
+            b" Frame Arm { FrameTransformMatrix { 1,0,0,0, 0,1,0,0, 0,0,1,0, 2,0,0,1;; }\n"
+            b"  Frame Hand { FrameTransformMatrix { 1,0,0,0, 0,1,0,0, 0,0,1,0, 1,0,0,1;; }\n"
+            b"   Mesh box { 3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;; } } }\n"
+            b" Frame Leg { FrameTransformMatrix { 1,0,0,0, 0,1,0,0, 0,0,1,0, 0,-2,0,1;; } } }\n")
+    (tmp_path / "scene.x").write_bytes(text)
+    assert bpy.ops.import_scene.xfile(filepath=str(tmp_path / "scene.x")) == {"FINISHED"}
+    objs = {o.name: o for o in bpy.context.scene.objects}
+    assert {"Root", "Arm", "Hand", "Leg"} <= set(objs)
+    assert all(objs[n].type == "EMPTY" for n in ("Root", "Arm", "Hand", "Leg"))
+    assert objs["Arm"].parent == objs["Root"] and objs["Hand"].parent == objs["Arm"]
+    mesh = next(o for o in objs.values() if o.type == "MESH")
+    assert mesh.parent == objs["Hand"]
+    bpy.context.view_layer.update()
+    # file point (x, y, z) at Blender (x, z, y): the Hand frame's world origin is file (3, 0, 5)
+    assert np.allclose(np.array(mesh.matrix_world)[:3, 3], [3.0, 5.0, 0.0], atol=1e-6)
+
+
+def _material_file(names: list[str]) -> bytes:
+    mats = b"".join(b'Material m%d { 1;1;1;1;; 0; 0;0;0;; 0;0;0;; TextureFilename { "%s"; } }\n'
+                    % (i, n.encode()) for i, n in enumerate(names))
+    faces = b",".join(b"3;0,1,2" for _ in names)
+    return (TXT + b"Mesh m { 3; 0;0;0;, 1;0;0;, 0;1;0;; %d; %s;; MeshMaterialList { %d; %d; %s;; %s } }"
+            % (len(names), faces, len(names), len(names), b",".join(b"%d" % i for i in range(len(names))), mats))
+
+
+def _png(bpy, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    img = bpy.data.images.new("tmp", 2, 2)
+    img.filepath_raw = str(path)
+    img.file_format = "PNG"
+    img.save()
+    bpy.data.images.remove(img)
+
+
+def test_one_image_per_texture_file_and_one_warning_per_missing(bpy, tmp_path, capfd):
+    _png(bpy, tmp_path / "tex" / "skin.png")
+    names = ["skin.png", "SKIN.PNG", "textures\\skin.dds", "C:\\art\\skin.png", "gone.png", "gone.png", "gone.png"]
+    (tmp_path / "m.x").write_bytes(_material_file(names))
+    assert bpy.ops.import_scene.xfile(filepath=str(tmp_path / "m.x")) == {"FINISHED"}
+    images = list(bpy.data.images)
+    assert len(images) == 1 and Path(images[0].filepath).name == "skin.png"
+    out = capfd.readouterr().out
+    assert out.count("not found") == 1 and "gone.png" in out
+    mats = [m for m in bpy.data.materials if m.name.startswith("m")]
+    linked = [m for m in mats if any(n.type == "TEX_IMAGE" for n in m.node_tree.nodes)]
+    assert len(linked) == 4                                     # the four names that find skin.png
+    assert all(not any(n.type == "TEX_IMAGE" and n.image is None for n in m.node_tree.nodes) for m in mats)
+    missing = [m for m in mats if m.get("texture_path") == "gone.png"]
+    assert len(missing) == 3                                    # the name kept for the user
+
+
+def test_pack_images_option(bpy, tmp_path):
+    _png(bpy, tmp_path / "skin.png")
+    (tmp_path / "m.x").write_bytes(_material_file(["skin.png"]))
+    assert bpy.ops.import_scene.xfile(filepath=str(tmp_path / "m.x"), pack_images=True) == {"FINISHED"}
+    assert [bool(i.packed_file) for i in bpy.data.images] == [True]
+
+
+def test_blender_command_line_runs_the_same_commands(bpy, tmp_path):
+    """``blender --command legacy_skin_io ...`` is registered with
+    bpy.utils.register_cli_command and takes the CLI's subcommands."""
+    ops_pkg = ext("operators")
+    assert ops_pkg._cli_handle is not None
+    out = tmp_path / "humanoid.x"
+    rite = SAMPLES / "rite"
+    code = ops_pkg._command_line(["convert", str(rite / "humanoid.ram"), str(rite / "walk.raa"), "-o", str(out)])
+    assert code == 0 and out.read_bytes().startswith(b"xof ")
+    assert ops_pkg._command_line(["convert", str(DATA / "x" / "assimp" / "OV_GetNextToken"), "-o",
+                                  str(tmp_path / "x.ram")]) == 2
+    assert ops_pkg._command_line(["--no-such-option"]) == 2
+
+
+@pytest.mark.parametrize("sub", ["convert", "import", "verify", "export"])
+def test_every_command_line_option_has_help(sub):
+    cli = ext("cli")
+    parser = cli.build_parser()
+    action = next(a for a in parser._actions if getattr(a, "choices", None) and sub in a.choices)
+    for a in action.choices[sub]._actions:
+        if a.dest != "help":
+            assert a.help, f"{sub} {a.option_strings or a.dest} has no help"
