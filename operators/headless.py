@@ -66,9 +66,10 @@ def import_files(args):
     for w in built.warnings:
         print("warning:", w)
     for i, p in enumerate(mergeable):
-        w = args.weights[i] if args.weights else 1.0
+        weight = float(args.weights[i]) if args.weights else 1.0
         extra = pipeline.load_animations(bpy.context, fmt, [p], armature=built.armature,
-                                         layer="MERGEABLE" if layered else "ACTION", weight=w, bake=opts.bake)
+                                         layer="MERGEABLE" if layered else "ACTION", weight=weight,
+                                         bake=opts.bake)
         built.actions += extra.actions
         for x in extra.warnings:
             print("warning:", x)

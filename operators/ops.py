@@ -51,8 +51,11 @@ def _panel(layout, idname: str, title: str, default_closed: bool = False):
 # ---------------------------------------------------------------------------
 # import
 
-class _ModelImport(ImportHelper):
-    """Shared by every format's model import."""
+class _ModelImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # the stubs' invoke/check signatures differ
+    """Shared by every format's model import (not registered itself)."""
+
+    format: Format
+    format_options: tuple[str, ...] = ()
 
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
@@ -85,7 +88,8 @@ class _ModelImport(ImportHelper):
                               description="Pack the textures found into the .blend file")
 
     def invoke(self, context, event):
-        if self.filepath and os.path.isfile(self.filepath):  # drag-and-drop: options popup
+        path = self.filepath  # type: ignore[attr-defined]  # ImportHelper's property
+        if path and os.path.isfile(path):  # drag-and-drop: options popup
             return self.invoke_popup(context)
         return ImportHelper.invoke(self, context, event)
 
@@ -138,7 +142,8 @@ class _ModelImport(ImportHelper):
         return {"FINISHED"} if ok else {"CANCELLED"}
 
 
-class _AnimImport(ImportHelper):
+class _AnimImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # the stubs' invoke/check signatures differ
+    format: Format
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
 
@@ -157,7 +162,8 @@ class _AnimImport(ImportHelper):
                                   description="Set the scene's start and end frames to the animations'")
 
     def invoke(self, context, event):
-        if self.filepath and os.path.isfile(self.filepath):
+        path = self.filepath  # type: ignore[attr-defined]  # ImportHelper's property
+        if path and os.path.isfile(path):
             return self.invoke_popup(context)
         return ImportHelper.invoke(self, context, event)
 
@@ -193,7 +199,9 @@ def find_armature(context):
 # ---------------------------------------------------------------------------
 # export
 
-class _Export(ExportHelper):
+class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the stubs' invoke/check signatures differ
+    format: Format
+    format_options: tuple[str, ...] = ()
     use_selection: BoolProperty(name="Selected Objects", default=False,
                                 description="Export only the selected objects (and the armature's meshes)")
     use_visible: BoolProperty(name="Visible Objects", default=False, description="Export only visible objects")
@@ -251,8 +259,9 @@ class _Export(ExportHelper):
             objs = pipeline.export_objects(context, use_selection=self.use_selection, use_visible=self.use_visible,
                                            use_active_collection=self.use_active_collection,
                                            collection=self.collection)
+            path = self.filepath  # type: ignore[attr-defined]  # ExportHelper's property
             written, warnings = pipeline.save(
-                context, fmt, self.filepath, objects=objs, axes=axes, apply_modifiers=self.apply_modifiers,
+                context, fmt, path, objects=objs, axes=axes, apply_modifiers=self.apply_modifiers,
                 animations=self.export_animations, every_frame=self.every_frame,
                 **{n: getattr(self, n) for n in self.format_options})
         except pipeline.IOFailed as err:
@@ -263,12 +272,14 @@ class _Export(ExportHelper):
         return {"FINISHED"}
 
 
-class _AnimExport(ExportHelper):
+class _AnimExport(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the stubs' invoke/check signatures differ
+    format: Format
     def execute(self, context):
         from . import pipeline
 
         try:
-            written, warnings = pipeline.save_animation(context, self.format, self.filepath,
+            path = self.filepath  # type: ignore[attr-defined]  # ExportHelper's property
+            written, warnings = pipeline.save_animation(context, self.format, path,
                                                         armature=find_armature(context))
         except pipeline.IOFailed as err:
             self.report({"ERROR"}, str(err))
@@ -289,7 +300,7 @@ AXIS_TOOLTIPS = {
 
 def _oriented(cls):
     """Blender's orientation_helper (Forward/Up options), with tooltips."""
-    cls = orientation_helper(axis_forward="-Z", axis_up="Y")(cls)
+    cls = orientation_helper(axis_forward="-Z", axis_up="Y")(cls)  # type: ignore[misc]
     for name, text in AXIS_TOOLTIPS.items():
         prop = cls.__annotations__[name]
         cls.__annotations__[name] = prop.function(**{**prop.keywords, "description": text})
@@ -321,7 +332,7 @@ def classes_for(fmt: Format) -> list:
     imp_ann = {"filter_glob": StringProperty(default=glob + ";" + glob.upper(), options={"HIDDEN"})}
     for spec in import_specs:
         imp_ann[spec["id"]] = _prop(spec)
-    imp = type(f"IMPORT_SCENE_OT_{fmt.id}", (bpy.types.Operator, _ModelImport), {
+    imp = type(f"IMPORT_SCENE_OT_{fmt.id}", (_ModelImport,), {
         "__doc__": f"Import {fmt.description}",
         "bl_idname": f"import_scene.{fmt.id}", "bl_label": f"Import {fmt.label}",
         "bl_options": {"REGISTER", "UNDO", "PRESET"}, "filename_ext": model_ext, "format": fmt,
@@ -334,7 +345,7 @@ def classes_for(fmt: Format) -> list:
     out.append(_oriented(imp))
     if fmt.animation_files:
         aglob = ";".join(f"*{s}" for s in fmt.animation_files)
-        out.append(type(f"IMPORT_ANIM_OT_{fmt.id}", (bpy.types.Operator, _AnimImport), {
+        out.append(type(f"IMPORT_ANIM_OT_{fmt.id}", (_AnimImport,), {
             "__doc__": f"Import {fmt.anim_label} onto the active armature (matched by bone name), one action "
                        f"per animation",
             "bl_idname": f"import_anim.{fmt.id}", "bl_label": f"Import {fmt.anim_label}",
@@ -346,7 +357,7 @@ def classes_for(fmt: Format) -> list:
     ann = {"filter_glob": StringProperty(default=glob + ";" + glob.upper(), options={"HIDDEN"})}
     for spec in specs:
         ann[spec["id"]] = _prop(spec)
-    exp = type(f"EXPORT_SCENE_OT_{fmt.id}", (bpy.types.Operator, _Export), {
+    exp = type(f"EXPORT_SCENE_OT_{fmt.id}", (_Export,), {
         "__doc__": f"Export {fmt.description}",
         "bl_idname": f"export_scene.{fmt.id}", "bl_label": f"Export {fmt.label}",
         "bl_options": {"REGISTER", "PRESET"}, "filename_ext": model_ext, "format": fmt,
@@ -355,7 +366,7 @@ def classes_for(fmt: Format) -> list:
     out.append(_oriented(exp))
     if fmt.anim_suffixes:
         aglob = ";".join(f"*{s}" for s in fmt.anim_suffixes)
-        out.append(type(f"EXPORT_ANIM_OT_{fmt.id}", (bpy.types.Operator, _AnimExport), {
+        out.append(type(f"EXPORT_ANIM_OT_{fmt.id}", (_AnimExport,), {
             "__doc__": f"Export the active armature's action as a {fmt.anim_label} file",
             "bl_idname": f"export_anim.{fmt.id}", "bl_label": f"Export {fmt.anim_label}",
             "bl_options": {"REGISTER", "PRESET"}, "filename_ext": fmt.anim_suffixes[0], "format": fmt,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import bpy
 import numpy as np
@@ -14,8 +15,8 @@ from .verify import evaluated_world
 def render_poses(context, out: Path, armature, frames, n_poses: int = 3, size=(240, 320), samples: int = 8):
     scene = context.scene
     meshes = [o for o in scene.objects if o.type == "MESH"]
-    pts = [evaluated_world(context, o) for o in meshes]
-    pts = np.concatenate(pts) if pts else np.zeros((1, 3))
+    each = [evaluated_world(context, o) for o in meshes]
+    pts = np.concatenate(each) if each else np.zeros((1, 3))
     centre = (pts.max(0) + pts.min(0)) / 2
     extent = float(np.linalg.norm(pts.max(0) - pts.min(0))) or 1.0
     cam_data = bpy.data.cameras.new("PreviewCamera")
@@ -23,7 +24,7 @@ def render_poses(context, out: Path, armature, frames, n_poses: int = 3, size=(2
     scene.collection.objects.link(cam)
     cam.location = Vector(centre) + Vector((0.45, -1.25, 0.25)) * extent
     cam.rotation_euler = (Vector(centre) - cam.location).to_track_quat("-Z", "Y").to_euler()
-    light_data = bpy.data.lights.new("PreviewSun", "SUN")
+    light_data: Any = bpy.data.lights.new("PreviewSun", "SUN")
     light_data.energy = 3.0
     light = bpy.data.objects.new("PreviewSun", light_data)
     light.rotation_euler = (0.7, 0.2, 0.5)
@@ -45,7 +46,7 @@ def render_poses(context, out: Path, armature, frames, n_poses: int = 3, size=(2
         scene.frame_set(int(f))
         scene.render.filepath = str(tmp)
         bpy.ops.render.render(write_still=True)
-        img = bpy.data.images.load(str(tmp))
+        img: Any = bpy.data.images.load(str(tmp))
         px = np.empty(img.size[0] * img.size[1] * 4, dtype=np.float32)
         img.pixels.foreach_get(px)
         tiles.append(px.reshape(img.size[1], img.size[0], 4))
@@ -53,7 +54,7 @@ def render_poses(context, out: Path, armature, frames, n_poses: int = 3, size=(2
     tmp.unlink(missing_ok=True)
     sheet = np.concatenate(tiles, axis=1)
     h, w = sheet.shape[:2]
-    image = bpy.data.images.new("poses", w, h, alpha=True)
+    image: Any = bpy.data.images.new("poses", w, h, alpha=True)
     image.pixels.foreach_set(sheet.reshape(-1))
     image.filepath_raw = str(out)
     image.file_format = "PNG"

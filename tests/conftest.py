@@ -50,3 +50,20 @@ def bpy(bpy_ext):
     """bpy with an empty scene (extensions stay enabled)."""
     bpy_ext.ops.wm.read_homefile(use_empty=True)
     return bpy_ext
+
+
+BLENDER_FIXTURES = {"bpy", "bpy_ext", "ext"}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--blender-only", action="store_true",
+                     help="run only the tests that drive Blender (to repeat them on another Blender, "
+                          "e.g. LSIO_BPY=4.5)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--blender-only"):
+        return
+    keep = [i for i in items if BLENDER_FIXTURES & set(getattr(i, "fixturenames", ()))]
+    config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+    items[:] = keep

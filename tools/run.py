@@ -5,6 +5,7 @@
     python3.11 tools/run.py test     # the whole test suite
     python3.11 tools/run.py build    # build + validate the extension zip
     python3.11 tools/run.py bench    # benchmarks (prints ratios)
+    python3.11 tools/run.py check    # linter (ruff) and type check of operators/ (mypy, fake-bpy-module)
     python3.11 tools/run.py py ...   # run python inside the project environment
 
 Each command creates the environment it needs on first use: a virtual
@@ -86,6 +87,36 @@ def run_py(args: list[str]) -> int:
     return subprocess.call([str(py), *args], cwd=ROOT, env=env)
 
 
+def check(rest: list[str]) -> int:
+    """ruff over the repository, mypy over operators/ (and the bpy-free
+    packages it imports) against fake-bpy-module's stubs, in ``.venv-check``."""
+    if sys.version_info[:2] != (3, 11):
+        sys.exit("tools/run.py needs Python 3.11: run it with python3.11")
+    vdir = ROOT / ".venv-check"
+    py = vdir / "bin" / "python"
+    wanted = (ROOT / "requirements-dev.txt").read_text()
+    stamp = vdir / ".lsio-requirements"
+    if not py.exists():
+        print("[run] creating .venv-check (first use)", flush=True)
+        subprocess.check_call([sys.executable, "-m", "venv", str(vdir)])
+    if not stamp.exists() or stamp.read_text() != wanted:
+        print("[run] installing the developer checks (requirements-dev.txt)", flush=True)
+        subprocess.check_call([str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q",
+                               "-r", str(ROOT / "requirements-dev.txt")])
+        stamp.write_text(wanted)
+    pkgroot = vdir / "pkgroot"
+    pkgroot.mkdir(exist_ok=True)
+    link = pkgroot / "legacy_skin_io"
+    if not link.is_symlink():
+        link.symlink_to(ROOT, target_is_directory=True)
+    code = subprocess.call([str(py), "-m", "ruff", "check", "."], cwd=ROOT)
+    env = dict(os.environ, MYPYPATH=str(pkgroot))
+    code |= subprocess.call([str(py), "-m", "mypy", "--no-error-summary" if "-q" in rest else "--pretty",
+                             "-p", "legacy_skin_io.operators"], cwd=pkgroot, env=env)
+    print("check:", "PASS" if code == 0 else "FAIL", flush=True)
+    return code
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] in {"-h", "--help", "help"}:
         print(__doc__)
@@ -100,6 +131,8 @@ def main(argv: list[str]) -> int:
         return run_py([str(ROOT / "tools" / "demo.py"), *rest])
     if cmd == "bench":
         return run_py([str(ROOT / "bench" / "run_all.py"), *rest])
+    if cmd == "check":
+        return check(rest)
     if cmd == "py":
         return run_py(rest)
     print(f"unknown command {cmd!r}\n{__doc__}", file=sys.stderr)
