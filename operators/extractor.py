@@ -16,6 +16,7 @@ format's writer takes. The inverse of ``builder``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import bpy
 import numpy as np
@@ -38,7 +39,7 @@ class Rig:
     """An armature as a skeleton: joint of each bone, the rest split, and the
     scene holding the skeleton (its source says which format made it)."""
 
-    obj: object
+    obj: Any                                 # the armature object
     scene: Scene
     bones: np.ndarray                        # joint index of each bone, parents first
     bone_names: dict[int, str]               # joint -> bone name
@@ -47,6 +48,7 @@ class Rig:
 
     @property
     def skeleton(self) -> Skeleton:
+        assert self.scene.skeleton is not None     # a Rig is made from an armature
         return self.scene.skeleton
 
 
@@ -122,9 +124,87 @@ def _mesh_data(context, obj, apply_modifiers: bool):
 
 def vertex_weights(me, obj, bone_joint: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
     """(vertex, joint, weight) of the vertex groups that name bones (weights
-    > 0), and the names of groups that name no bone."""
+    > 0; by vertex, then group index), and the names of groups that name no
+    bone.
+
+    Blender has no bulk read of vertex groups. For an object's own mesh of
+    ``bulk_from`` vertices or more the weights are read through a temporary
+    object sharing the mesh, whose Geometry Nodes modifier stores each
+    group into a float attribute of the evaluated mesh (the same float32
+    values; the object's data is not touched); otherwise, or when an
+    attribute could shadow a group's name, vertex by vertex."""
+    from typing import cast
+
+    bulk_from = 2000            # vertices (the loop costs ~1 us per vertex and group entry)
+    bulk_floats = 1 << 25       # evaluated attributes at once (128 MB)
+    builtin = {"position", "id", "material_index", "sharp_face", "sharp_edge", "custom_normal", "normal",
+               "radius", "velocity", "crease_vert", "crease_edge", "uv_seam", "bevel_weight_vert",
+               "bevel_weight_edge"}
     gmap = {g.index: bone_joint.get(g.name) for g in obj.vertex_groups}
     skipped = [g.name for g in obj.vertex_groups if bone_joint.get(g.name) is None]
+    V = len(me.vertices)
+    named = [(g.name, gmap[g.index]) for g in obj.vertex_groups if gmap[g.index] is not None]
+
+    def read_bulk():
+        per_batch = max(1, bulk_floats // max(V, 1))
+        tmp = ng = None
+        vs, js, ws = [], [], []
+        buf = np.empty(V, dtype=np.float32)
+        try:
+            tmp = bpy.data.objects.new(".lsio_weights", me)
+            bpy.context.scene.collection.objects.link(tmp)
+            mod = cast(bpy.types.NodesModifier, tmp.modifiers.new(".lsio_weights", "NODES"))
+            for b0 in range(0, len(named), per_batch):
+                batch = named[b0:b0 + per_batch]
+                if ng is not None:
+                    mod.node_group = None
+                    bpy.data.node_groups.remove(ng)
+                ng = bpy.data.node_groups.new(".lsio_weights", "GeometryNodeTree")
+                ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+                ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+                sock = ng.nodes.new("NodeGroupInput").outputs[0]
+                for k, (name, _) in enumerate(batch):
+                    read: Any = ng.nodes.new("GeometryNodeInputNamedAttribute")
+                    read.data_type = "FLOAT"
+                    read.inputs["Name"].default_value = name
+                    store: Any = ng.nodes.new("GeometryNodeStoreNamedAttribute")
+                    store.data_type = "FLOAT"
+                    store.domain = "POINT"
+                    store.inputs["Name"].default_value = f".lsio_w{k}"
+                    ng.links.new(sock, store.inputs["Geometry"])
+                    ng.links.new(read.outputs["Attribute"], store.inputs["Value"])
+                    sock = store.outputs["Geometry"]
+                ng.links.new(sock, ng.nodes.new("NodeGroupOutput").inputs[0])
+                mod.node_group = ng
+                em = tmp.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+                if len(em.vertices) != V:
+                    return None
+                for k, (_, j) in enumerate(batch):
+                    a = em.attributes.get(f".lsio_w{k}")
+                    if a is None or a.domain != "POINT" or a.data_type != "FLOAT":
+                        return None
+                    a.data.foreach_get("value", buf)
+                    idx = np.flatnonzero(buf > 0.0)
+                    vs.append(idx)
+                    js.append(np.full(len(idx), j, dtype=np.int64))
+                    ws.append(buf[idx].astype(np.float64))
+        except (RuntimeError, TypeError, KeyError, AttributeError):
+            return None
+        finally:
+            if tmp is not None:
+                bpy.data.objects.remove(tmp)
+            if ng is not None:
+                bpy.data.node_groups.remove(ng)
+        vv = np.concatenate(vs)
+        order = np.argsort(vv, kind="stable")         # by vertex, then group index
+        return vv[order], np.concatenate(js)[order], np.concatenate(ws)[order]
+
+    taken = {a.name for a in me.attributes} | builtin
+    if (V >= bulk_from and named and me == obj.data and not me.is_evaluated
+            and not any(name in taken or name.startswith(".") for name, _ in named)):
+        got = read_bulk()
+        if got is not None:
+            return got + (skipped,)
     vv, jj, ww = [], [], []
     for vert in me.vertices:
         for g in vert.groups:
@@ -217,9 +297,9 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
             attr.data.foreach_get("vector", n)
         else:
             me.corner_normals.foreach_get("vector", n)
-        n = n.reshape(-1, 3).astype(np.float64)[order]
-        length = np.linalg.norm(n, axis=1, keepdims=True)
-        out.normals = n / np.where(length > 0, length, 1.0)
+        corner_n = n.reshape(-1, 3).astype(np.float64)[order]
+        length = np.linalg.norm(corner_n, axis=1, keepdims=True)
+        out.normals = corner_n / np.where(length > 0, length, 1.0)
         if me.uv_layers.active is not None and L:
             uv = np.empty(2 * L, dtype=np.float32)
             me.uv_layers.active.data.foreach_get("uv", uv)
@@ -262,10 +342,12 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
         out.extras = meta.get("extras") or {}
         world = _m(obj.matrix_world)
         stored = meta.get("world")
+        unmoved = False
         if stored is not None and len(stored) == 16:
             exact = np.array(stored, dtype=np.float64).reshape(4, 4)
             if np.abs(exact - world).max() <= 1e-6 * max(1.0, float(np.abs(exact).max())):
                 world = exact            # not moved since the import: the file's own numbers
+                unmoved = True
         out.matrix = world
         if skeleton_rig is not None:
             arm = skeleton_rig.obj
@@ -282,6 +364,11 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
                 sk = skeleton_rig.skeleton
                 ib = np.linalg.inv(sk.bind[joints]) @ world if len(joints) else np.zeros((0, 4, 4))
                 out.skin = Skin(joints, ib, wv, wj, ww)
+                parent = int(meta.get("parent", -1))
+                if unmoved and 0 <= parent < len(sk) and len(meta.get("matrix", ())) == 16:
+                    # the frame it hung from in the file, so a round trip adds none
+                    out.parent = parent
+                    out.matrix = np.array(meta["matrix"], dtype=np.float64).reshape(4, 4)
             elif obj.parent == arm and obj.parent_type == "BONE" and obj.parent_bone in bone_joint:
                 j = bone_joint[obj.parent_bone]
                 bi = int(np.nonzero(skeleton_rig.bones == j)[0][0])
@@ -421,7 +508,7 @@ def clip_of(action, r: Rig, fps: float, every_frame: bool, warnings: list[str]) 
     # where K is a similarity the builder's channel map is linear: invert it
     similar = rs.similarity_k(max(extent, 1e-6))
     turned = rs.turned()
-    tracks = {"r": ([], [], []), "t": ([], [], []), "s": ([], [], [])}
+    tracks: dict[str, tuple[list, list, list]] = {"r": ([], [], []), "t": ([], [], []), "s": ([], [], [])}
     animated = np.zeros(len(sk), dtype=bool)
     bone_index = {int(j): i for i, j in enumerate(r.bones)}
     for bone, ch in chans.items():

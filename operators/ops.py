@@ -219,10 +219,6 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
                                   description="Apply modifiers other than the Armature modifier")
     export_animations: BoolProperty(name="Animations", default=True,
                                     description="Export the armature's actions")
-    every_frame: BoolProperty(
-        name="Key Every Frame", default=False,
-        description="Write a key on every frame of each action (off: each bone's own keys when they are "
-                    "linear, which is exact, else every frame)")
 
     def draw(self, context):
         layout = self.layout
@@ -246,7 +242,6 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
             body.prop(self, "export_animations")
             col = body.column()
             col.enabled = self.export_animations
-            col.prop(self, "every_frame")
             for name in self.format_options:
                 col.prop(self, name)
 
@@ -262,7 +257,7 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
             path = self.filepath  # type: ignore[attr-defined]  # ExportHelper's property
             written, warnings = pipeline.save(
                 context, fmt, path, objects=objs, axes=axes, apply_modifiers=self.apply_modifiers,
-                animations=self.export_animations, every_frame=self.every_frame,
+                animations=self.export_animations,
                 **{n: getattr(self, n) for n in self.format_options})
         except pipeline.IOFailed as err:
             self.report({"ERROR"}, str(err))

@@ -218,6 +218,7 @@ def save(context, target: Format, path: str, *, objects=None, axes: AxisConversi
     try:
         scene = extractor.scene_of(context, armature=arm, objects=meshes, apply_modifiers=apply_modifiers,
                                    animations=animations, every_frame=every_frame, warnings=warnings)
+        validate(scene, _fps(context))
         fps = _fps(context)
         written = target.adapter.write_scene(scene, path, warnings=warnings, axes=axes, fps=fps, **writer_options)
     except extractor.ExtractError as err:
@@ -232,14 +233,20 @@ def save_animation(context, fmt: Format, path: str, *, armature, action=None,
     """The armature's active action (or ``action``) as one animation file of ``fmt``."""
     if armature is None:
         raise IOFailed("select the armature whose action to export")
-    action = action or (armature.animation_data.action if armature.animation_data else None)
+    ad = armature.animation_data
+    action = action or (ad.action if ad else None)
+    if action is None and ad is not None and len(ad.nla_tracks) == 1 and len(ad.nla_tracks[0].strips):
+        action = ad.nla_tracks[0].strips[0].action      # a single layer: that is the animation
     if action is None:
-        raise IOFailed(f"{armature.name} has no active action to export")
+        raise IOFailed(f"{armature.name} has no active action to export (make the action to export active)")
     warnings: list[str] = []
     context.view_layer.update()
     try:
         r = extractor.rig_of(armature)
         clip = extractor.clip_of(action, r, _fps(context), False, warnings)
+        if clip is not None:
+            r.scene.clips = [clip]
+            validate(r.scene, _fps(context))
         if clip is None:
             raise IOFailed(f"{action.name} animates no bone of {armature.name}")
         written = fmt.adapter.write_animation(r.scene, clip, path, warnings=warnings, fps=_fps(context), axes=axes)

@@ -1,268 +1,279 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""DirectX .X export through bpy.ops: .X -> Blender -> .X -> Blender deforms
-identically at every frame of every AnimationSet (text, binary, compressed),
-the exported file keeps frame names, vertex counts and set durations, a rig
-made in Blender survives the round trip, and a failed export leaves an
-existing file untouched."""
+"""DirectX .X export through bpy.ops (export_scene.xfile).
+
+* .X -> Blender -> .X -> Blender deforms as the ORIGINAL file plays (the
+  oracle, scene.evaluate, on a fresh parse of the original) at every frame
+  of every AnimationSet, within 1e-5 of the model size, in text, binary and
+  both compressed forms; the exported file keeps the frame names, vertex
+  counts and set timings;
+* a rig made in Blender -> .X -> Blender deforms as Blender deformed it,
+  with the file holding what the options ask for (key type, float size,
+  keys at the bones' own linear keys or every frame);
+* a failed export leaves an existing file byte for byte as it was and no
+  temporary file; the scope options choose which objects are written;
+* a static mesh comes back with the winding, n-gons, UVs, normals, colours
+  and materials the source file stores.
+"""
 from __future__ import annotations
 
-import importlib
 import os
 
+import export_checks as rig
 import numpy as np
 import pytest
+from blender_checks import imported, play, reference
+from conftest import DATA  # noqa: E402
 
 from legacy_skin_io.io.xfile import read_xfile
-from legacy_skin_io.io.xfile.playback import XRig, bone_selection
-
-from conftest import DATA, EXT_MODULE  # noqa: E402
 
 X = DATA / "x"
 TINY = X / "directx-sdk" / "tiny_4anim.x"
 BCN = X / "assimp" / "BCN_Epileptic.X"
+REL = 1e-5
+HEADERS = {"text": b"txt ", "binary": b"bin ", "text_compressed": b"tzip", "binary_compressed": b"bzip"}
 
 
-def _mod(name):
-    return importlib.import_module(EXT_MODULE + ".operators." + name)
+def _set_ticks(xf) -> dict[str, tuple[float, float]]:
+    """{set name: (first, last) key time in seconds} of a parsed file."""
+    tps = float(xf.anim_ticks_per_second or 4800)
+    out = {}
+    for s in xf.animation_sets:
+        t = np.concatenate([np.asarray(k.times, dtype=np.float64) for a in s.animations for k in a.keys])
+        out[s.name] = (t.min() / tps, t.max() / tps)
+    return out
 
 
-def _fps(bpy):
-    r = bpy.context.scene.render
-    return r.fps / r.fps_base
+def _frames(xf) -> dict[str, tuple[str | None, bool]]:
+    """{frame name: (parent name, holds meshes)}, unnamed frames named as
+    the reader names their joints (frame<i>, in file order)."""
+    out: dict = {}
+    order = {id(f): i for i, f in enumerate(xf.all_frames())}
+
+    def name(f):
+        return f.name or f"frame{order[id(f)]}"
+
+    def walk(f, parent):
+        out[name(f)] = (parent, bool(f.meshes))
+        for c in f.children:
+            walk(c, name(f))
+
+    for root in xf.frames:
+        walk(root, None)
+    return out
 
 
-def _armature(bpy):
-    arms = [o for o in bpy.context.scene.objects if o.type == "ARMATURE"]
-    assert len(arms) == 1
-    return arms[0]
-
-
-def _meshes(bpy):
-    return {o.name: o for o in bpy.context.scene.objects if o.type == "MESH"}
-
-
-def _positions(bpy):
-    xi = _mod("xfile_import")
-    return {n: xi.evaluated_world(bpy.context, o) for n, o in sorted(_meshes(bpy).items())}
-
-
-def _play_sets(bpy, frames_of: dict | None = None):
-    """Evaluated world positions of every mesh at every frame of every action
-    (NLA track order): {action: [per frame {mesh: (V, 3)}]}, and the frames."""
-    ab = _mod("anim_build")
-    arm = _armature(bpy)
-    scene = bpy.context.scene
-    out, frames_out = {}, {}
-    for track in arm.animation_data.nla_tracks:
-        st = track.strips[0]
-        ab.assign_action(arm, st.action, st.action_slot)
-        if frames_of is None:
-            f0, f1 = st.action.frame_range
-            frames = np.arange(np.floor(f0), np.ceil(f1) + 1)
-        else:
-            frames = frames_of[track.name]
-        seq = []
-        for f in frames:
-            scene.frame_set(int(f))
-            seq.append(_positions(bpy))
-        out[track.name] = seq
-        frames_out[track.name] = frames
-    return out, frames_out
-
-
-def _max_diff(a: dict, b: dict) -> float:
-    worst = 0.0
-    assert a.keys() == b.keys()
-    for name in a:
-        assert len(a[name]) == len(b[name])
-        for pa, pb in zip(a[name], b[name]):
-            assert pa.keys() == pb.keys()
-            for m in pa:
-                assert pa[m].shape == pb[m].shape, m
-                worst = max(worst, float(np.abs(pa[m] - pb[m]).max()) if len(pa[m]) else 0.0)
-    return worst
-
-
-def _size(seq: dict) -> float:
-    pts = np.concatenate([p for frames in seq.values() for p in frames[0].values()])
-    return float(np.linalg.norm(pts.max(0) - pts.min(0)))
+def assert_frames_kept(xf, src) -> None:
+    """Every frame of ``xf`` is a frame of ``src`` under its nearest kept
+    ancestor, or a top-level childless frame of its own that holds a mesh;
+    the frames that skin and their ancestors are all kept."""
+    want, got = _frames(src), _frames(xf)
+    skinning = {sw.frame_name for m in src.all_meshes() for sw in m.skin_weights}
+    for n in skinning:
+        while n is not None:
+            assert n in got, n
+            n = want[n][0]
+    children = {p for p, _ in got.values()}
+    for n, (parent, holds) in got.items():
+        if n not in want:
+            assert holds and parent is None and n not in children, n
+            continue
+        up = want[n][0]
+        while up is not None and up not in got:
+            up = want[up][0]
+        assert parent == up, (n, parent, up)
 
 
 # ---------------------------------------------------------------------------
-# (1) + (2): corpus files
+# .X -> Blender -> .X -> Blender
+
+#: export options for each stored form (one of them with 64-bit floats)
+FORMS = {"text": {"fmt": "text"}, "binary": {"fmt": "binary"}, "text_compressed": {"fmt": "text_compressed"},
+         "binary_compressed-64": {"fmt": "binary_compressed", "float_size": "64"}}
+
 
 @pytest.mark.parametrize("path", [TINY, BCN], ids=lambda p: p.name)
-def test_x_blender_x_blender_deforms_identically(bpy, tmp_path, path):
-    assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
-    first, frames = _play_sets(bpy)
-    size = _size(first)
+def test_x_blender_x_blender_plays_the_original_file(bpy, tmp_path, path):
+    """The reference is always the ORIGINAL file's oracle, at every whole
+    frame of every AnimationSet; the re-import's meshes are matched to the
+    original's by name or vertex count."""
+    ref = reference("xfile", [path])
     src = read_xfile(path)
-    rig = XRig.from_xfile(src)
-    # the reference really moves
-    moved = max(float(np.abs(seq[k][m] - seq[0][m]).max()) for seq in first.values()
-                for k in range(0, len(seq), 7) for m in seq[0])
-    assert moved > 1e-2 * size
+    assert rig.moved(ref, fps_=24.0) > 1e-2          # the reference really moves
+    assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
+    rig.verify_clips(bpy, ref, f"{path.name} import")
     exported = {}
-    for fmt in ("text", "binary", "text_compressed"):
-        out = tmp_path / f"out_{fmt}.x"
-        assert bpy.ops.export_scene.xfile(filepath=str(out), file_format=fmt) == {"FINISHED"}
-        exported[fmt] = out
-    for fmt, out in exported.items():
+    for label, options in FORMS.items():
+        out = tmp_path / f"out_{label}.x"
+        assert bpy.ops.export_scene.xfile(filepath=str(out), **options) == {"FINISHED"}
+        exported[label] = out
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in exported.values())
+    for label, out in exported.items():
+        options = FORMS[label]
+        assert out.read_bytes()[:16] == (b"xof 0303" + HEADERS[options["fmt"]]
+                                         + options.get("float_size", "32").zfill(4).encode())
+        # our parser's view of the exported file against the original's
+        xf = read_xfile(out)
+        assert_frames_kept(xf, src)
+        assert sorted(len(m.positions) for m in xf.all_meshes()) == sorted(len(m.positions)
+                                                                          for m in src.all_meshes())
+        want_t, got_t = _set_ticks(src), _set_ticks(xf)
+        assert want_t.keys() == got_t.keys()
+        for k in want_t:                                    # the sets keep their start and length
+            assert np.allclose(got_t[k], want_t[k], atol=1e-6), (k, got_t[k], want_t[k])
         bpy.ops.wm.read_homefile(use_empty=True)
         assert bpy.ops.import_scene.xfile(filepath=str(out)) == {"FINISHED"}
-        second, _ = _play_sets(bpy, frames)
-        err = _max_diff(first, second)
-        print(f"{path.name} {fmt}: max deviation {err:.3g} ({err / size:.3g} of the model size)")
-        assert err <= 1e-5 * size, (fmt, err, size)
-        # (2) our reader's view of the exported file
-        xf = read_xfile(out)
-        back = XRig.from_xfile(xf)
-        sel = bone_selection(rig)
-        assert sorted(back.names) == sorted(rig.names[j] for j in range(rig.n_frames) if sel[j])
-        src_counts = sorted(len(m.positions) for m in rig.meshes)
-        assert sorted(len(m.positions) for m in back.meshes) == src_counts
-        tps_src, tps_out = rig.ticks_per_second, back.ticks_per_second
-        want = {c.name: c.last_tick / tps_src for c in rig.clips}
-        got = {c.name: c.last_tick / tps_out for c in back.clips}
-        assert want.keys() == got.keys()
-        for k in want:
-            assert abs(want[k] - got[k]) < 1e-6, (k, want[k], got[k])
-        assert all(c.first_tick == 0 for c in back.clips)
+        rig.verify_clips(bpy, ref, f"{path.name} -> {label} ->")
 
 
 # ---------------------------------------------------------------------------
-# (3): a rig made in Blender
-
-def _blender_rig(bpy):
-    import bmesh
-    from mathutils import Matrix, Quaternion
-
-    arm = bpy.data.armatures.new("Rig")
-    ao = bpy.data.objects.new("Rig", arm)
-    ao.location = (0.3, -0.2, 0.1)
-    bpy.context.scene.collection.objects.link(ao)
-    bpy.context.view_layer.objects.active = ao
-    bpy.ops.object.mode_set(mode="EDIT")
-    rng = np.random.default_rng(7)
-    names = []
-    for i in range(4):
-        b = arm.edit_bones.new(f"Bone.{i}")
-        b.head = (0.1 * i, 0.0, 0.5 * i)
-        b.tail = (0.1 * i + 0.05, 0.1, 0.5 * i + 0.45)
-        b.roll = float(rng.uniform(-1, 1))
-        if i:
-            b.parent = arm.edit_bones[names[-1]]
-        names.append(b.name)
-    bpy.ops.object.mode_set(mode="OBJECT")
-    me = bpy.data.meshes.new("Body")
-    bm = bmesh.new()
-    bmesh.ops.create_grid(bm, x_segments=3, y_segments=12, size=0.2,
-                          matrix=Matrix.Translation((0.15, 0.0, 1.0)) @ Matrix.Rotation(1.5708, 4, "X")
-                          @ Matrix.Diagonal((1.0, 5.0, 1.0, 1.0)))
-    bm.to_mesh(me)
-    bm.free()
-    mo = bpy.data.objects.new("Body", me)
-    mo.location = (0.05, 0.0, -0.05)
-    bpy.context.scene.collection.objects.link(mo)
-    co = np.empty(3 * len(me.vertices), dtype=np.float32)
-    me.vertices.foreach_get("co", co)
-    z = co.reshape(-1, 3)[:, 2]
-    for i, n in enumerate(names):
-        g = mo.vertex_groups.new(name=n)
-        w = np.clip(1.0 - np.abs(z - 0.5 * i - 0.25) / 0.5, 0.0, 1.0)
-        for v in np.nonzero(w > 0)[0]:
-            g.add([int(v)], float(w[v]), "REPLACE")
-    mo.modifiers.new("Armature", "ARMATURE").object = ao
-    mo.parent = ao
-    mo.matrix_parent_inverse = ao.matrix_world.inverted()
-    act = bpy.data.actions.new("Bend")
-    ao.animation_data_create().action = act
-    for i, n in enumerate(names):
-        pb = ao.pose.bones[n]
-        pb.rotation_mode = "QUATERNION"
-        for f in (1, 9, 20):
-            ax = rng.normal(size=3)
-            pb.rotation_quaternion = Quaternion(ax / np.linalg.norm(ax), float(rng.uniform(-0.8, 0.8)))
-            pb.keyframe_insert("rotation_quaternion", frame=f)
-    return ao, mo, act
-
+# a rig made in Blender
 
 @pytest.mark.parametrize("options", [
-    {"file_format": "binary_compressed"},
-    {"file_format": "text", "float_size": "64", "key_type": "MATRIX", "sampling": "FRAMES"},
-], ids=["bzip-trs", "text64-matrix-every-frame"])
+    {"fmt": "binary_compressed"},
+    {"fmt": "text", "float_size": "64", "key_type": "MATRIX"},
+    {"fmt": "binary", "ticks_per_second": 24},
+], ids=["bzip-trs", "text64-matrix-every-frame", "binary-24-ticks"])
 def test_rig_made_in_blender_round_trips(bpy, tmp_path, options):
-    ao, mo, act = _blender_rig(bpy)
+    ao, mo, action = rig.build(bpy)
     n_quads = len(mo.data.polygons)
-    scene = bpy.context.scene
-    frames = np.arange(1, 21)
-    want = []
-    for f in frames:
-        scene.frame_set(int(f))
-        want.append(_positions(bpy)["Body"])
-    rest = _positions(bpy)["Body"]
+    frames = rig.FRAMES
+    want = rig.positions(bpy, mo, frames)
+    size = rig.size(want[0])
+    assert np.abs(want - want[0]).max() > 0.05 * size       # it does move
     out = tmp_path / "rig.x"
     assert bpy.ops.export_scene.xfile(filepath=str(out), **options) == {"FINISHED"}
     # the scene was not modified
-    assert ao.animation_data.action == act and scene.frame_current == 20
+    assert ao.animation_data.action == action and bpy.context.scene.frame_current == frames[-1]
+    assert out.read_bytes()[8:12] == HEADERS[options["fmt"]]
     xf = read_xfile(out)
     m = next(iter(xf.all_meshes()))
     assert len(m.face_sizes) == n_quads and set(m.face_sizes.tolist()) == {4}
     assert len(m.positions) == len(mo.data.vertices)
-    assert {sw.frame_name for sw in m.skin_weights} == {f"Bone.{i}" for i in range(4)}
+    assert {sw.frame_name for sw in m.skin_weights} == set(rig.NAMES)
+    frames_of = _frames(xf)
+    assert sorted(n for n, (_, holds) in frames_of.items() if not holds) == sorted(rig.NAMES)
+    assert frames_of["Bone.1"][0] == "Bone.0" and frames_of["Arm"][0] == "Bone.1"
     assert [s.name for s in xf.animation_sets] == ["Bend"]
     assert xf.float_size == int(options.get("float_size", "32"))
-    kinds = {k.key_type for a in xf.animation_sets[0].animations for k in a.keys}
-    assert kinds == ({4} if options.get("key_type") == "MATRIX" else {0, 1, 2})
+    tps = options.get("ticks_per_second", 4800)
+    assert xf.anim_ticks_per_second == tps
+    anims = {a.frame_name: a for a in xf.animation_sets[0].animations}
+    assert sorted(anims) == sorted(rig.NAMES)
+    matrix = options.get("key_type") == "MATRIX"
+    assert {k.key_type for a in anims.values() for k in a.keys} == ({4} if matrix else {0, 1, 2})
+    # Blender interpolates quaternion keys per component, .X readers by slerp:
+    # a key on every frame of the action's range 1..13 (exact at whole frames)
+    for n, a in anims.items():
+        for k in a.keys:
+            assert np.array_equal(k.times, np.arange(1, 14) * tps / 24.0), (n, k.key_type, k.times)
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.import_scene.xfile(filepath=str(out)) == {"FINISHED"}
-    arm = _armature(bpy)
-    assert sorted(b.name for b in arm.data.bones) == [f"Bone.{i}" for i in range(4)]
-    ab = _mod("anim_build")
-    st = arm.animation_data.nla_tracks["Bend"].strips[0]
-    ab.assign_action(arm, st.action, st.action_slot)
-    size = float(np.linalg.norm(rest.max(0) - rest.min(0)))
-    scene = bpy.context.scene
-    worst = 0.0
-    for f, w in zip(frames, want):
-        scene.frame_set(int(f))
-        worst = max(worst, float(np.abs(_positions(bpy)["Body"] - w).max()))
-    print(f"Blender rig: max deviation {worst:.3g} ({worst / size:.3g} of the model size)")
-    assert worst <= 1e-5 * size
-    moved = max(float(np.abs(w - want[0]).max()) for w in want)
-    assert moved > 0.05 * size
+    arm, meshes = imported(bpy)
+    play(arm, "Bend")
+    got = rig.positions(bpy, meshes[0], frames)
+    err = np.linalg.norm(got - want, axis=2).max()
+    print(f"Blender rig -> .X {options}: max error {err:.3g} ({err / size:.3g} of size {size:.3g})")
+    assert err <= REL * size
+    # the rig comes back with its own bones, no more (a frame written for the
+    # skinned mesh must not become a bone: each round trip would add one)
+    assert sorted(b.name for b in arm.data.bones) == sorted(rig.NAMES)
 
 
 # ---------------------------------------------------------------------------
-# (4): failures
+# failures
 
-def test_failed_export_leaves_existing_file_untouched(bpy, tmp_path):
+PREVIOUS = b"precious\n"
+
+
+def test_failed_export_leaves_the_existing_file_untouched(bpy, tmp_path):
     out = tmp_path / "keep.x"
-    out.write_bytes(b"precious")
+    out.write_bytes(PREVIOUS)
     with pytest.raises(RuntimeError, match="nothing to export"):
         bpy.ops.export_scene.xfile(filepath=str(out))
-    assert out.read_bytes() == b"precious"
-    # a mesh the writer refuses (non-finite coordinates): fails after building
+    assert out.read_bytes() == PREVIOUS
+    # a mesh the writer refuses (a coordinate that is not finite): fails after building
     assert bpy.ops.import_scene.xfile(filepath=str(X / "assimp" / "test_cube_text.x")) == {"FINISHED"}
-    me = next(iter(_meshes(bpy).values())).data
+    _, meshes = imported(bpy)
+    me = meshes[0].data
     co = np.empty(3 * len(me.vertices), dtype=np.float32)
     me.vertices.foreach_get("co", co)
+    good = co.copy()
     co[0] = np.nan
     me.vertices.foreach_set("co", co)
-    with pytest.raises(RuntimeError, match="not finite"):
-        bpy.ops.export_scene.xfile(filepath=str(out))
-    assert out.read_bytes() == b"precious"
-    assert [p.name for p in tmp_path.iterdir()] == ["keep.x"]   # no temporary file left
-    co[0] = 0.0
-    me.vertices.foreach_set("co", co)
+    for fmt in HEADERS:
+        with pytest.raises(RuntimeError, match="not (a )?finite"):
+            bpy.ops.export_scene.xfile(filepath=str(out), fmt=fmt)
+        assert out.read_bytes() == PREVIOUS
+    # into a folder that does not exist
+    me.vertices.foreach_set("co", good)
+    with pytest.raises(RuntimeError, match="cannot write"):
+        bpy.ops.export_scene.xfile(filepath=str(tmp_path / "missing" / "keep.x"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.x"]   # no temporary file left
+    me.vertices.foreach_set("co", good)
+    me.update()
     assert bpy.ops.export_scene.xfile(filepath=str(out)) == {"FINISHED"}
     assert read_xfile(out).frames and os.path.getsize(out) > 100
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.x"]
 
 
 def test_export_menu_and_file_handler(bpy):
     assert bpy.ops.export_scene.xfile.get_rna_type().name == "Export DirectX"
     assert bpy.types.IO_FH_xfile.bl_export_operator == "export_scene.xfile"
 
+
+# ---------------------------------------------------------------------------
+# what is exported
+
+def _crate(bpy, name="Crate"):
+    """A cube that belongs to no rig (not parented, not skinned)."""
+    import bmesh
+
+    me = bpy.data.meshes.new(name)
+    bm = bmesh.new()
+    bmesh.ops.create_cube(bm, size=0.5)
+    bm.to_mesh(me)
+    bm.free()
+    obj = bpy.data.objects.new(name, me)
+    obj.location = (2.0, 0.0, 0.0)
+    bpy.context.scene.collection.objects.link(obj)
+    return obj
+
+
+def test_export_scope(bpy, tmp_path):
+    ao, mo, _ = rig.build(bpy)
+    crate = _crate(bpy)
+    body, box = len(mo.data.vertices), len(crate.data.vertices)
+
+    def written(**kw) -> list[int]:
+        out = tmp_path / "scope.x"
+        assert bpy.ops.export_scene.xfile(filepath=str(out), **kw) == {"FINISHED"}
+        return sorted(len(m.positions) for m in read_xfile(out).all_meshes())
+
+    for o in bpy.context.view_layer.objects:
+        o.select_set(o == ao)
+    bpy.context.view_layer.objects.active = ao
+    assert written(use_selection=True) == [body]          # the armature brings its mesh, not the crate
+    assert written(use_selection=False) == sorted([body, box])
+    crate.hide_set(True)
+    assert written(use_visible=True) == [body]
+    crate.hide_set(False)
+    props = bpy.data.collections.new("Props")
+    bpy.context.scene.collection.children.link(props)
+    bpy.context.scene.collection.objects.unlink(crate)
+    props.objects.link(crate)
+    assert written(collection="Props") == [box]
+    assert read_xfile(tmp_path / "scope.x").animation_sets == []       # no armature in that collection
+    vl = bpy.context.view_layer
+    vl.active_layer_collection = vl.layer_collection.children["Props"]
+    assert written(use_active_collection=True) == [box]
+    before = (tmp_path / "scope.x").read_bytes()
+    with pytest.raises(RuntimeError, match="No Such Collection"):
+        bpy.ops.export_scene.xfile(filepath=str(tmp_path / "scope.x"), collection="No Such Collection")
+    assert (tmp_path / "scope.x").read_bytes() == before
+
+
+# ---------------------------------------------------------------------------
+# static meshes
 
 @pytest.mark.parametrize("path", [X / "directx-sdk" / "tiger.x", X / "assimp" / "kwxport_test_cubewithvcolors.x"],
                          ids=lambda p: p.name)
@@ -272,6 +283,7 @@ def test_static_mesh_comes_back_as_stored(bpy, tmp_path, path):
     assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
     out = tmp_path / "out.x"
     assert bpy.ops.export_scene.xfile(filepath=str(out), float_size="64") == {"FINISHED"}
+    assert read_xfile(out).float_size == 64
     src = next(iter(read_xfile(path).all_meshes()))
     got = next(iter(read_xfile(out).all_meshes()))
     assert np.array_equal(got.face_sizes, src.face_sizes)
@@ -283,11 +295,14 @@ def test_static_mesh_comes_back_as_stored(bpy, tmp_path, path):
             src.normals[src.face_indices]
         sn = sn / np.linalg.norm(sn, axis=1, keepdims=True)
         gn = got.normals[got.normal_face_indices]
-        assert np.abs(gn - sn).max() < 1e-3
+        assert np.abs(gn - sn).max() < 1e-6
     if src.vertex_colors is not None:
         assert np.abs(got.vertex_colors[:, :src.vertex_colors.shape[1]] - src.vertex_colors).max() < 1e-6
     assert np.array_equal(got.material_indices, src.material_indices)
+    assert len(got.materials) == len(src.materials)
     for a, b in zip(got.materials, src.materials):
         assert np.abs(a.face_color - b.face_color).max() < 1e-6
         assert abs(a.power - b.power) < 1e-3 * max(1.0, b.power)
+        assert np.abs(np.asarray(a.specular) - np.asarray(b.specular)).max() < 1e-6
+        assert np.abs(np.asarray(a.emissive) - np.asarray(b.emissive)).max() < 1e-6
         assert a.texture == b.texture

@@ -651,6 +651,11 @@ class _SceneWriter:
         frames, times = clip.bake_frames(self.fps)
         if clip.cycle is not None and clip.cycle[1] - clip.cycle[0] > 0 and len(frames) > 1:
             frames, times = frames[:-1], times[:-1]      # not the cycle's wrap key
+        f0, f1 = clip.frame_range(self.fps)
+        outside = (frames < f0) | (frames > f1)
+        if outside.any():     # the clip's own first and last times, not whole frames beyond them
+            frames = np.clip(frames, f0, f1)             # (keeps the set's length)
+            times = np.where(outside, clip.to_times(frames, self.fps), times)
         ticks = _whole_ticks(frames * tps / self.fps, clip.name, self.warnings)
         ticks, keep = np.unique(ticks, return_index=True)
         if not joints:

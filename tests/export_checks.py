@@ -1,0 +1,173 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Helpers shared by the export tests (test_rite_roundtrip.py,
+test_xfile_export.py, test_cross_format.py).
+
+* :func:`build` — a rig made in Blender the way a user makes one: bones
+  added in edit mode (rolls, a branch), an armature object that is moved and
+  turned, a skinned mesh parented to it with a parent inverse, and an action
+  with linear quaternion keys on most bones and Bezier Euler keys on one.
+  Expected values for it are what Blender itself plays (:func:`positions`),
+  never what the extension computes;
+* :func:`match_meshes`, :func:`verify_clips` — a re-import against the
+  oracle (scene.evaluate) of a fresh parse of the ORIGINAL file.
+"""
+from __future__ import annotations
+
+import numpy as np
+from blender_checks import ext, fps, imported, play, verify
+
+from legacy_skin_io.core import quat
+
+CHAIN = ["Bone.0", "Bone.1", "Bone.2", "Bone.3"]
+BRANCH = "Arm"            # child of Bone.1
+NAMES = CHAIN + [BRANCH]
+EULER_BONE = "Bone.3"     # keyed with Bezier Euler rotations (sampled every frame on export)
+FRAMES = np.arange(1, 14)  # the action's range
+
+
+def build(bpy, *, name: str = "Rig", translation_keys: bool = False, seed: int = 5):
+    """(armature object, mesh object, action). ``translation_keys``: Bone.2
+    also gets location keys (what RAA cannot carry)."""
+    import bmesh
+    from mathutils import Euler, Matrix
+
+    ab = ext("operators.anim_build")
+    rng = np.random.default_rng(seed)
+    arm = bpy.data.armatures.new(name)
+    ao = bpy.data.objects.new(name, arm)
+    ao.location = (0.3, -0.2, 0.1)
+    ao.rotation_euler = (0.0, 0.0, 0.4)
+    bpy.context.scene.collection.objects.link(ao)
+    bpy.context.view_layer.objects.active = ao
+    bpy.ops.object.mode_set(mode="EDIT")
+    for i, n in enumerate(CHAIN):
+        b = arm.edit_bones.new(n)
+        b.head = (0.1 * i, 0.0, 0.4 * i)
+        b.tail = (0.1 * i + 0.05, 0.1, 0.4 * i + 0.35)
+        b.roll = float(rng.uniform(-1, 1))
+        if i:
+            b.parent = arm.edit_bones[CHAIN[i - 1]]
+    b = arm.edit_bones.new(BRANCH)
+    b.head = (0.15, 0.05, 0.55)
+    b.tail = (0.55, 0.1, 0.6)
+    b.roll = 0.3
+    b.parent = arm.edit_bones["Bone.1"]
+    bpy.ops.object.mode_set(mode="OBJECT")
+
+    me = bpy.data.meshes.new("Body")
+    bm = bmesh.new()
+    for i in range(4):
+        bmesh.ops.create_cube(bm, size=0.3, matrix=Matrix.Translation((0.1 * i, 0.0, 0.4 * i + 0.2)))
+    bmesh.ops.create_cube(bm, size=0.2, matrix=Matrix.Translation((0.4, 0.08, 0.58)))
+    bm.to_mesh(me)
+    bm.free()
+    mo = bpy.data.objects.new("Body", me)
+    mo.location = (0.05, 0.0, -0.05)
+    bpy.context.scene.collection.objects.link(mo)
+    co = np.empty(3 * len(me.vertices), dtype=np.float32)
+    me.vertices.foreach_get("co", co)
+    co = co.reshape(-1, 3)
+    arm_part = co[:, 0] > 0.25
+    for i, n in enumerate(CHAIN):
+        g = mo.vertex_groups.new(name=n)
+        w = np.clip(1 - np.abs(co[:, 2] - (0.4 * i + 0.2)) / 0.4, 0, 1)
+        w[arm_part] *= 0.3
+        for v in np.nonzero(w > 0)[0]:
+            g.add([int(v)], float(w[v]), "REPLACE")
+    g = mo.vertex_groups.new(name=BRANCH)
+    for v in np.nonzero(arm_part)[0]:
+        g.add([int(v)], 0.7, "REPLACE")
+    mo.modifiers.new("Armature", "ARMATURE").object = ao
+    mo.parent = ao
+    mo.matrix_parent_inverse = ao.matrix_world.inverted()
+
+    action, slot, bag = ab.new_action_for(ao, "Bend")
+    ab.assign_action(ao, action, slot)
+    for n in NAMES:
+        if n == EULER_BONE:
+            continue
+        q = quat.normalize(rng.normal(size=(3, 4)) * [0.3, 0.3, 0.3, 1])
+        ab.add_vector_keys(bag, f'pose.bones["{n}"].rotation_quaternion', [1, 7, 13],
+                           np.concatenate((q[:, 3:], q[:, :3]), axis=1), group=n)
+    pb = ao.pose.bones[EULER_BONE]
+    pb.rotation_mode = "XYZ"
+    for f in (1, 5, 13):
+        pb.rotation_euler = Euler(tuple(rng.uniform(-0.6, 0.6, size=3)), "XYZ")
+        pb.keyframe_insert("rotation_euler", frame=f)
+    if translation_keys:
+        ab.add_vector_keys(bag, 'pose.bones["Bone.2"].location', [1, 13], [[0, 0, 0], [0, 0.1, 0]])
+    action.frame_range = (1, 13)
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 13
+    return ao, mo, action
+
+
+def positions(bpy, obj, frames) -> np.ndarray:
+    """Blender's evaluated world positions (F, V, 3) of mesh ``obj`` at whole ``frames``."""
+    ev = ext("operators.verify")
+    out = []
+    for f in frames:
+        bpy.context.scene.frame_set(int(f))
+        out.append(ev.evaluated_world(bpy.context, obj))
+    return np.array(out)
+
+
+def size(points: np.ndarray) -> float:
+    return float(np.linalg.norm(points.max(0) - points.min(0)))
+
+
+def match_meshes(ref, meshes: dict) -> dict:
+    """{reference mesh index: object} for the mesh objects of a re-import
+    (``meshes``: any keys): by name, else by a vertex count no other
+    remaining reference mesh has (an exporter may reorder meshes)."""
+    out: dict = {}
+    left = dict(enumerate(ref.meshes))
+    objs = list(meshes.values())
+    for o in list(objs):
+        hit = [i for i, m in left.items() if m.name == o.name]
+        if len(hit) == 1 and len(ref.meshes[hit[0]].positions) == len(o.data.vertices):
+            out[hit[0]] = o
+            del left[hit[0]]
+            objs.remove(o)
+    for o in objs:
+        hit = [i for i, m in left.items() if len(m.positions) == len(o.data.vertices)]
+        assert len(hit) == 1, (o.name, len(o.data.vertices), [(m.name, len(m.positions)) for m in left.values()])
+        out[hit[0]] = o
+        del left[hit[0]]
+    assert not left, [m.name for m in left.values()]
+    return out
+
+
+def whole_frames(clip, fps_: float) -> np.ndarray:
+    """Every whole scene frame in a clip's range."""
+    f0, f1 = clip.frame_range(fps_)
+    return np.arange(np.ceil(f0 - 1e-9), np.floor(f1 + 1e-9) + 1)
+
+
+def verify_clips(bpy, ref, label: str, clips=None, frames_of=whole_frames, rel: float = 1e-5,
+                 track: str | None = None) -> dict:
+    """The current scene's armature playing each of ``ref``'s clips (the
+    action of its NLA track, named as the clip or ``track``, made the active
+    action), against ``ref``'s oracle at ``frames_of(clip, fps)``: asserts
+    each within ``rel`` of the model size and returns {clip name: Report}."""
+    arm, meshes = imported(bpy)
+    objs = match_meshes(ref, meshes)
+    out = {}
+    for clip in (ref.clips if clips is None else clips):
+        play(arm, track or clip.name)
+        frames = frames_of(clip, fps(bpy))
+        assert len(frames)
+        rep = verify(bpy, objs, ref, clip, frames, rel)
+        print(f"{label} {clip.name}: {rep.verdict()}")
+        assert rep.ok, (label, clip.name, rep.table())
+        out[clip.name] = rep
+    return out
+
+
+def moved(ref, frames_of=whole_frames, fps_: float = 24.0) -> float:
+    """Largest distance of a vertex from the default pose over ``ref``'s
+    clips, as a fraction of the model size (a test that the reference moves)."""
+    ev = ext("scene.evaluate")
+    rest = ev.evaluate(ref, None, [0.0], fps_)[0]
+    worst = max(np.linalg.norm(p - rest, axis=1).max() for c in ref.clips
+                for p in ev.evaluate(ref, c, frames_of(c, fps_), fps_))
+    return float(worst / ev.size(ref))
