@@ -17,7 +17,7 @@ class IdTable:
     def __init__(self, src: Source, ids: np.ndarray, line_of, what: str):
         self.ids = ids
         n = len(ids)
-        if n == 0 or (ids[0] == 0 and np.array_equal(ids, np.arange(n, dtype=np.int64))):
+        if _is_range(ids):
             self.order = None  # already 0..n-1 in order
             self.sorted = None
             return
@@ -52,6 +52,24 @@ class IdTable:
         pos = np.minimum(pos, n - 1)
         ok = self.sorted[pos] == refs
         return pos, (None if ok.all() else ok)
+
+
+_STEP = 1 << 16
+_RANGE = np.arange(_STEP, dtype=np.int64)
+
+
+def _is_range(ids: np.ndarray) -> bool:
+    """Are ``ids`` exactly 0, 1, ..., n-1? (Compared in slices: no array of n temporaries.)"""
+    n = len(ids)
+    if n == 0:
+        return True
+    if ids[0] != 0 or ids[-1] != n - 1:
+        return False
+    for a in range(0, n, _STEP):
+        part = ids[a:a + _STEP]
+        if not np.array_equal(part, _RANGE[:len(part)] + a):
+            return False
+    return True
 
 
 def first_bad_row(ok: np.ndarray) -> int | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .ids import IdTable
-from .lexer import Sink, Source, is_keyword, line_tokens, parse_count, parse_id, parse_name, where_name
+from .lexer import (MAX_FRAMES, MAX_TRACKS, MIN_QUATERNION_LENGTH, Sink, Source, check_count_fits, is_keyword,
+                    line_tokens, parse_count, parse_id, parse_name, where_name)
 from .model import RaaAnimation, RaaTrack
 from .records import RecordSpec, read_records
 from .source_io import load_bytes, stem_of, text_bytes
@@ -24,14 +25,15 @@ def read_raa_text(text, path=None, warnings=None) -> RaaAnimation:
     return _parse(Source(text_bytes(text, path), path), stem_of(path), warnings)
 
 
-def _next_content(src: Source, i: int):
-    """(index, tokens) of the first non-blank, non-comment line at or after ``i``."""
-    while i < src.count:
-        toks = line_tokens(src, i)
+def _next_content(src: Source, line: int, off: int):
+    """(line, offset, tokens) of the first non-blank, non-comment line at or after ``line``/``off``."""
+    while off <= src.size:
+        text, nxt = src.line(off)
+        toks = line_tokens(src, line, text)
         if toks is not None:
-            return i, toks
-        i += 1
-    return i, None
+            return line, off, nxt, toks
+        line, off = line + 1, nxt
+    return line, off, off, None
 
 
 def _parse(src: Source, name: str, warnings) -> RaaAnimation:
@@ -42,12 +44,12 @@ def _parse(src: Source, name: str, warnings) -> RaaAnimation:
     track_lines: dict[int, int] = {}
     last_counted = None  # (count) of a 'keyframes' section that ended just before
     saw_data = False
-    i = 0
-    while i < src.count:
-        line = i + 1
-        toks = line_tokens(src, i)
+    line, off = 1, 0
+    while off <= src.size:
+        text, nxt = src.line(off)
+        toks = line_tokens(src, line, text)
         if toks is None:
-            i += 1
+            line, off = line + 1, nxt
             continue
         if not is_keyword(toks[0]):
             if last_counted is not None:
@@ -65,8 +67,11 @@ def _parse(src: Source, name: str, warnings) -> RaaAnimation:
             if len(toks) != 2:
                 raise src.error(line, f"'frames' takes one count, found {len(toks) - 1} values")
             frames = parse_count(src, line, toks[1], "frames")
+            if frames > MAX_FRAMES:
+                raise src.error(line, f"frames: {toks[1] if len(toks[1]) <= 40 else toks[1][:37] + '...'} "
+                                      f"is more than the limit of {MAX_FRAMES} frames")
             frames_line = line
-            i += 1
+            line, off = line + 1, nxt
         elif kw == "track":
             saw_data = True
             if len(toks) != 4:
@@ -77,26 +82,29 @@ def _parse(src: Source, name: str, warnings) -> RaaAnimation:
             jname = parse_name(src, line, toks[3], "track")
             if tid in track_lines:
                 raise src.error(line, f"duplicate track id {tid} (first defined on line {track_lines[tid]})")
+            if len(track_lines) == MAX_TRACKS:
+                raise src.error(line, f"track {tid}: more than the limit of {MAX_TRACKS} tracks")
             track_lines[tid] = line
-            k, nxt = _next_content(src, i + 1)
+            k_line, k_off, k_nxt, nxt_toks = _next_content(src, line + 1, nxt)
             count = None
-            start = i + 1
-            if nxt is not None and is_keyword(nxt[0]) and nxt[0].lower() == "keyframes":
-                if len(nxt) != 2:
-                    raise src.error(k + 1, f"'keyframes' takes one count, found {len(nxt) - 1} values")
-                count = parse_count(src, k + 1, nxt[1], "keyframes")
-                start = k + 1
-            recs = read_records(src, start, count, KEY_SPEC, sink, KEYWORDS)
+            start_line, start_off = line + 1, nxt
+            if nxt_toks is not None and is_keyword(nxt_toks[0]) and nxt_toks[0].lower() == "keyframes":
+                if len(nxt_toks) != 2:
+                    raise src.error(k_line, f"'keyframes' takes one count, found {len(nxt_toks) - 1} values")
+                count = parse_count(src, k_line, nxt_toks[1], "keyframes")
+                check_count_fits(src, k_line, k_nxt, count, KEY_SPEC.min_bytes, "keyframes")
+                start_line, start_off = k_line + 1, k_nxt
+            recs = read_records(src, start_line, start_off, count, KEY_SPEC, sink, KEYWORDS)
             if len(recs) == 0:
                 raise src.error(line, f"track {tid} (joint {jid} {jname!r}) has no keys")
             raw_tracks.append((tid, jid, jname, line, recs))
-            i = recs.end
+            line, off = recs.end_line, recs.end_off
             last_counted = count
         elif kw == "keyframes":
             raise src.error(line, "'keyframes' must directly follow its 'track' line")
         else:
             sink.warn(line, f"unknown keyword {toks[0]!r}: line ignored")
-            i += 1
+            line, off = line + 1, nxt
     if not saw_data:
         raise src.error(None, "no RiTE animation data (no 'frames' or 'track' lines)")
 
@@ -104,14 +112,23 @@ def _parse(src: Source, name: str, warnings) -> RaaAnimation:
     joints_seen: dict[int, int] = {}
     largest = -1
     for tid, jid, jname, line, recs in raw_tracks:
-        IdTable(src, recs.ints[:, 0], recs.line, f"track {tid} key")
-        fr = recs.ints[:, 1]
-        bad = np.flatnonzero((fr < 0) | (fr >= frames) if frames is not None else fr < 0)
+        IdTable(src, recs.col(0), recs.line, f"track {tid} key")
+        fr = recs.col(1)
+        top = frames if frames is not None else MAX_FRAMES
+        bad = np.flatnonzero((fr < 0) | (fr >= top))
         if bad.size:
             r = int(bad[0])
-            limit = f"0..{frames - 1}" if frames else "none (frames 0)"
-            rng = f" (frames {frames}: valid {limit})" if frames is not None else ""
+            limit = f"0..{top - 1}" if top else "none (frames 0)"
+            rng = (f" (frames {frames}: valid {limit})" if frames is not None
+                   else f" (valid {limit}: at most {MAX_FRAMES} frames)")
             raise src.error(recs.line(r), f"track {tid}: key frame {int(fr[r])} is out of range{rng}")
+        lengths = np.sqrt(np.einsum("ij,ij->i", recs.floats, recs.floats))
+        short = np.flatnonzero(~(lengths >= MIN_QUATERNION_LENGTH))
+        if short.size:
+            r = int(short[0])
+            raise src.error(recs.line(r), f"track {tid}: key rotation quaternion of length {lengths[r]:.3g} "
+                                          f"cannot be normalised (all zero or shorter than "
+                                          f"{MIN_QUATERNION_LENGTH:g})")
         order = np.argsort(fr, kind="stable")
         sfr = fr[order]
         dup = np.flatnonzero(sfr[1:] == sfr[:-1])
@@ -122,7 +139,7 @@ def _parse(src: Source, name: str, warnings) -> RaaAnimation:
             raise src.error(recs.line(r), f"track {tid}: two keys on frame {int(fr[r])} "
                                           f"(the other is on line {recs.line(first)})")
         rot = recs.floats[order]
-        norms = np.linalg.norm(rot, axis=1)
+        norms = lengths[order]
         off = np.flatnonzero(np.abs(norms - 1.0) > 1e-3)
         if off.size:
             r = int(order[off[0]])

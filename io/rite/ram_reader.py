@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .ids import IdTable, first_bad_row
-from .lexer import Sink, Source, is_keyword, line_tokens, parse_count, parse_float, parse_id, parse_int, parse_name, where_name
+from .lexer import (MAX_JOINTS, Sink, Source, check_count_fits, check_quaternion, is_keyword, line_tokens, parse_count,
+                    parse_float, parse_id, parse_int, parse_name, where_name)
 from .model import RamModel, RiteJoint
 from .records import RecordSpec, read_records
 from .source_io import load_bytes, stem_of, text_bytes
@@ -15,10 +16,14 @@ SECTIONS = {
     "vertices": RecordSpec("vertices", "ifff", "ID X Y Z"),
     "normals": RecordSpec("normals", "ifff", "ID X Y Z"),
     "uvs": RecordSpec("uvs", "iff", "ID U V"),
-    "triangles": RecordSpec("triangles", "idiiiiiiiii", "ID SHADER V0 V1 V2 N0 N1 N2 T0 T1 T2"),
+    "triangles": RecordSpec("triangles", "idiiiiiiiii", "ID SHADER V0 V1 V2 N0 N1 N2 T0 T1 T2",
+                            groups=((2, 5), (5, 8), (8, 11))),
     "weights": RecordSpec("weights", "iiinf", 'ID VERTEX JOINT "JOINT_NAME" W'),
 }
 KEYWORDS = frozenset(("joints", "mesh", *SECTIONS, *JOINT_LINES))
+# fewest bytes a five-line joint record can take: '0 ""', 'parent 0', 'orientation 0 0 0 0',
+# 'translation 0 0 0', 'rotation 0 0 0 0' and their newlines (69), rounded down
+JOINT_MIN_BYTES = 64
 _MAX_NAME_WARNINGS = 20
 
 
@@ -45,12 +50,12 @@ def _parse(src: Source, default_name: str, warnings) -> RamModel:
     seen: dict[str, int] = {}
     records = {}
     last = None  # (section, count) of the section that ended just before
-    i = 0
-    while i < src.count:
-        line = i + 1
-        toks = line_tokens(src, i)
+    line, off = 1, 0
+    while off <= src.size:
+        text, nxt = src.line(off)
+        toks = line_tokens(src, line, text)
         if toks is None:
-            i += 1
+            line, off = line + 1, nxt
             continue
         if not is_keyword(toks[0]):
             if last is not None:
@@ -63,27 +68,31 @@ def _parse(src: Source, default_name: str, warnings) -> RamModel:
         if kw == "joints":
             seen[kw] = line
             count = _header_count(src, toks, line, kw)
-            joints, i = _read_joints(src, i + 1, count, sink)
+            check_count_fits(src, line, nxt, count, JOINT_MIN_BYTES, kw)
+            if count > MAX_JOINTS:
+                raise src.error(line, f"joints: expected {count} records, more than the limit of {MAX_JOINTS}")
+            joints, line, off = _read_joints(src, line + 1, nxt, count, sink)
             last = (kw, count)
         elif kw == "mesh":
             seen[kw] = line
             if len(toks) != 2:
                 raise src.error(line, f"'mesh' takes one quoted name, found {len(toks) - 1} values")
             mesh_name = parse_name(src, line, toks[1], "mesh")
-            i += 1
+            line, off = line + 1, nxt
             last = None
         elif kw in SECTIONS:
             seen[kw] = line
             count = _header_count(src, toks, line, kw)
-            recs = read_records(src, i + 1, count, SECTIONS[kw], sink, KEYWORDS)
+            check_count_fits(src, line, nxt, count, SECTIONS[kw].min_bytes, kw)
+            recs = read_records(src, line + 1, nxt, count, SECTIONS[kw], sink, KEYWORDS)
             records[kw] = recs
-            i = recs.end
+            line, off = recs.end_line, recs.end_off
             last = (kw, count)
         elif kw in JOINT_LINES:
             raise src.error(line, f"'{kw}' outside a joint record")
         else:
             sink.warn(line, f"unknown keyword {toks[0]!r}: line ignored")
-            i += 1
+            line, off = line + 1, nxt
     if not seen:
         raise src.error(None, "no RiTE model data (no 'joints', 'mesh' or mesh sections)")
     joint_list, joint_ids, joint_lines = _resolve_joints(src, joints or [], sink)
@@ -93,22 +102,22 @@ def _parse(src: Source, default_name: str, warnings) -> RamModel:
 
 # -- skeleton -------------------------------------------------------------------
 
-def _read_joints(src: Source, start: int, count: int, sink: Sink):
-    """``count`` five-line joint records from line ``start``; returns (raw joints, next line)."""
+def _read_joints(src: Source, line: int, off: int, count: int, sink: Sink):
+    """``count`` five-line joint records from ``line``/``off``; returns (raw joints, next line, its offset)."""
     out = []
     cur = None
     stage = 0
-    i = start
     while cur is not None or len(out) < count:
-        if i >= src.count:
+        if off > src.size:
             if cur is not None:
                 raise src.error(src.last_line(), f"joint {cur['id']} {cur['name']!r}: expected "
                                                  f"'{JOINT_LINES[stage]}', found end of file")
             raise src.error(src.last_line(), f"joints: expected {count} records, "
                                              f"found {len(out)} at end of file")
-        line = i + 1
-        toks = line_tokens(src, i)
-        i += 1
+        text, nxt = src.line(off)
+        toks = line_tokens(src, line, text)
+        here = line
+        line, off = line + 1, nxt
         if toks is None:
             continue
         if is_keyword(toks[0]):
@@ -117,22 +126,23 @@ def _read_joints(src: Source, start: int, count: int, sink: Sink):
                 what = f"joint {cur['id']} {kw}"
                 if kw == "parent":
                     if len(toks) != 2:
-                        raise src.error(line, f"{what}: expected 1 value, found {len(toks) - 1}")
-                    parent = parse_int(src, line, toks[1], what)
+                        raise src.error(here, f"{what}: expected 1 value, found {len(toks) - 1}")
+                    parent = parse_int(src, here, toks[1], what)
                     if parent < -1:
-                        raise src.error(line, f"{what}: expected -1 or a joint id, found {parent}")
+                        raise src.error(here, f"{what}: expected -1 or a joint id, found {parent}")
                     cur["parent"] = parent
-                    cur["parent_line"] = line
+                    cur["parent_line"] = here
                 else:
                     size = 3 if kw == "translation" else 4
                     if len(toks) != size + 1:
-                        raise src.error(line, f"{what}: expected {size} values, found {len(toks) - 1}")
-                    cur[kw] = np.array([parse_float(src, line, t, what) for t in toks[1:]])
+                        raise src.error(here, f"{what}: expected {size} values, found {len(toks) - 1}")
+                    values = [parse_float(src, here, t, what) for t in toks[1:]]
                     if size == 4:
-                        norm = float(np.linalg.norm(cur[kw]))
+                        norm = check_quaternion(src, here, values, f"joint {cur['id']} {cur['name']!r} {kw}")
                         if abs(norm - 1.0) > 1e-3:
-                            sink.warn(line, f"joint {cur['id']} {cur['name']!r}: {kw} is not a unit "
+                            sink.warn(here, f"joint {cur['id']} {cur['name']!r}: {kw} is not a unit "
                                             f"quaternion (length {norm:.6g})")
+                    cur[kw] = np.array(values, dtype=np.float64)
                 stage += 1
                 if stage == len(JOINT_LINES):
                     out.append(cur)
@@ -140,21 +150,21 @@ def _read_joints(src: Source, start: int, count: int, sink: Sink):
                 continue
             if kw in KEYWORDS:
                 if cur is not None:
-                    raise src.error(line, f"joint {cur['id']} {cur['name']!r}: expected "
+                    raise src.error(here, f"joint {cur['id']} {cur['name']!r}: expected "
                                           f"'{JOINT_LINES[stage]}', found '{toks[0]}'")
-                raise src.error(line, f"joints: expected {count} records, found {len(out)} before line {line}")
-            sink.warn(line, f"unknown keyword {toks[0]!r}: line ignored")
+                raise src.error(here, f"joints: expected {count} records, found {len(out)} before line {here}")
+            sink.warn(here, f"unknown keyword {toks[0]!r}: line ignored")
             continue
         if cur is not None:
-            raise src.error(line, f"joint {cur['id']} {cur['name']!r}: expected "
+            raise src.error(here, f"joint {cur['id']} {cur['name']!r}: expected "
                                   f"'{JOINT_LINES[stage]}', found a record line")
         if len(toks) != 2:
-            raise src.error(line, f'joint record: expected ID "NAME", found {len(toks)} fields')
-        jid = parse_id(src, line, toks[0], "joint record")
-        name = parse_name(src, line, toks[1], "joint record")
-        cur = {"id": jid, "name": name, "line": line}
+            raise src.error(here, f'joint record: expected ID "NAME", found {len(toks)} fields')
+        jid = parse_id(src, here, toks[0], "joint record")
+        name = parse_name(src, here, toks[1], "joint record")
+        cur = {"id": jid, "name": name, "line": here}
         stage = 0
-    return out, i
+    return out, line, off
 
 
 def _resolve_joints(src: Source, raw: list, sink: Sink):
@@ -201,7 +211,7 @@ def _resolve_joints(src: Source, raw: list, sink: Sink):
 def _table(src, recs, what):
     if recs is None:
         return IdTable(src, np.zeros(0, dtype=np.int64), None, what)
-    return IdTable(src, recs.ints[:, 0], recs.line, what)
+    return IdTable(src, recs.col(0), recs.line, what)
 
 
 def _refs(src, table: IdTable, refs: np.ndarray, recs, owner: str, what: str, ids: np.ndarray):
@@ -234,13 +244,13 @@ def _build_mesh(src, sink, mesh_name, joints, joint_ids, joint_lines, records) -
             tri_uvs = np.zeros((0, 3), dtype=np.int64)
     else:
         tt = _table(src, tri, "triangle")
-        tids = tri.ints[:, 0]
-        tri_shader = tt.arrange(tri.ints[:, 1])
-        tri_vertices = tt.arrange(_refs(src, vt, tri.ints[:, 2:5], tri, "triangle", "vertex", tids))
+        tids = tri.col(0)
+        tri_shader = tt.arrange(tri.col(1))
+        tri_vertices = tt.arrange(_refs(src, vt, tri.cols(2, 5), tri, "triangle", "vertex", tids))
         if len(normals):
-            tri_normals = tt.arrange(_refs(src, nt, tri.ints[:, 5:8], tri, "triangle", "normal", tids))
+            tri_normals = tt.arrange(_refs(src, nt, tri.cols(5, 8), tri, "triangle", "normal", tids))
         if len(uvs):
-            tri_uvs = tt.arrange(_refs(src, ut, tri.ints[:, 8:11], tri, "triangle", "uv", tids))
+            tri_uvs = tt.arrange(_refs(src, ut, tri.cols(8, 11), tri, "triangle", "uv", tids))
 
     w = get("weights")
     if w is None:
@@ -249,10 +259,14 @@ def _build_mesh(src, sink, mesh_name, joints, joint_ids, joint_lines, records) -
         weight_value = np.zeros(0, dtype=np.float64)
     else:
         wt = _table(src, w, "weight")
-        wids = w.ints[:, 0]
+        wids = w.col(0)
+        negative = np.flatnonzero(w.floats[:, 0] < 0)
+        if negative.size:
+            r = int(negative[0])
+            raise src.error(w.line(r), f"weight {int(wids[r])}: weight {w.floats[r, 0]!r} is negative")
         jt = IdTable(src, joint_ids, lambda r: int(joint_lines[r]), "joint")
-        vidx = _refs(src, vt, w.ints[:, 1], w, "weight", "vertex", wids)
-        jpos = _refs(src, jt, w.ints[:, 2], w, "weight", "joint", wids)
+        vidx = _refs(src, vt, w.col(1), w, "weight", "vertex", wids)
+        jpos = _refs(src, jt, w.col(2), w, "weight", "joint", wids)
         jidx = jpos if jt.order is None else jt.order[jpos]
         _check_weight_names(sink, w, joints, jidx, wids)
         weight_vertex = wt.arrange(vidx)
@@ -285,7 +299,7 @@ def _check_weight_names(sink, w, joints, jidx, wids) -> None:
         if key is None:
             continue
         extra = f" (and {more} more weights like it)" if more else ""
-        sink.warn(w.line(r), f"weight {int(wids[r])}: joint {int(w.ints[r, 2])} is named {key[1]!r} "
+        sink.warn(w.line(r), f"weight {int(wids[r])}: joint {int(w.col(2)[r])} is named {key[1]!r} "
                              f"but the skeleton calls it {joints[key[0]].name!r}{extra}")
     if None in seen:
         sink.warn(None, f"{seen[None][1] + 1} more weights name their joint differently from the skeleton")

@@ -10,7 +10,10 @@ and its keys in frame order.
 
 Writing the same model twice gives the same bytes, and reading a written file
 gives back the same data. Models are validated first; problems raise
-``FormatError`` and leave any existing file untouched.
+``FormatError`` and leave any existing file untouched. The validation applies
+the readers' limits (float32 range, name length, frame, joint and track
+counts, non-zero quaternions, non-negative weights), so whatever is written
+reads back.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import itertools
 import numpy as np
 
 from ..errors import FormatError
+from .lexer import FLOAT_LIMIT, MAX_FRAMES, MAX_JOINTS, MAX_NAME_LENGTH, MAX_TRACKS, MIN_QUATERNION_LENGTH
 from .model import RaaAnimation, RamModel
 from .source_io import write_atomic
 
@@ -147,7 +151,10 @@ def _check_name(path, name, what: str) -> None:
         raise _fail(path, f"{what} name must be a string, not {type(name).__name__}")
     bad = [c for c in ('"', "\n", "\r") if c in name]
     if bad:
-        raise _fail(path, f"{what} name {name!r} contains {bad[0]!r}, which RiTE names cannot hold")
+        raise _fail(path, f"{what} name {name[:40]!r} contains {bad[0]!r}, which RiTE names cannot hold")
+    if len(name) > MAX_NAME_LENGTH:
+        raise _fail(path, f"{what} name {name[:40]!r}... has {len(name)} characters "
+                          f"(at most {MAX_NAME_LENGTH})")
 
 
 def _floats(path, arr, shape_tail: tuple, what: str) -> np.ndarray:
@@ -161,7 +168,16 @@ def _floats(path, arr, shape_tail: tuple, what: str) -> np.ndarray:
         raise _fail(path, f"{what} must have shape (n, {', '.join(map(str, shape_tail))}), not {a.shape}")
     if not np.isfinite(a).all():
         raise _fail(path, f"{what} contains nan or inf")
+    if a.size and np.abs(a).max() > FLOAT_LIMIT:
+        raise _fail(path, f"{what} has values beyond float32's range (|x| > {FLOAT_LIMIT:.7g})")
     return a
+
+
+def _quaternions(path, q: np.ndarray, what: str) -> None:
+    lengths = np.sqrt(np.einsum("ij,ij->i", q, q)) if len(q) else np.zeros(0)
+    if not (lengths >= MIN_QUATERNION_LENGTH).all():
+        raise _fail(path, f"{what} has a quaternion too short to normalise "
+                          f"(length below {MIN_QUATERNION_LENGTH:g})")
 
 
 def _indices(path, arr, n_rows: int, cols: int | None, limit: int, what: str, low: int = 0) -> np.ndarray:
@@ -184,6 +200,8 @@ def _indices(path, arr, n_rows: int, cols: int | None, limit: int, what: str, lo
 def _validate_ram(m: RamModel, path) -> None:
     _check_name(path, m.mesh_name, "mesh")
     nj = len(m.joints)
+    if nj > MAX_JOINTS:
+        raise _fail(path, f"{nj} joints, more than the limit of {MAX_JOINTS}")
     parents = []
     for k, j in enumerate(m.joints):
         _check_name(path, j.name, f"joint {k}")
@@ -196,8 +214,11 @@ def _validate_ram(m: RamModel, path) -> None:
         parents.append(p)
         for attr, size in (("orientation", 4), ("translation", 3), ("rotation", 4)):
             v = np.asarray(getattr(j, attr), dtype=np.float64)
-            if v.shape != (size,) or not np.isfinite(v).all():
-                raise _fail(path, f"joint {k} {j.name!r}: {attr} must be {size} finite numbers")
+            if v.shape != (size,) or not np.isfinite(v).all() or np.abs(v).max() > FLOAT_LIMIT:
+                raise _fail(path, f"joint {k} {j.name!r}: {attr} must be {size} finite numbers "
+                                  f"of float32 range")
+            if size == 4:
+                _quaternions(path, v[None, :], f"joint {k} {j.name!r}: {attr}")
     state = [0] * nj
     for k in range(nj):
         path_ = []
@@ -233,6 +254,8 @@ def _validate_ram(m: RamModel, path) -> None:
     v = _floats(path, np.asarray(m.weight_value, dtype=np.float64).reshape(-1, 1), (1,), "weight_value")
     if len(v) != nw:
         raise _fail(path, "weight_value must be one-dimensional")
+    if (v < 0).any():
+        raise _fail(path, "weight_value has negative weights")
 
 
 def _validate_raa(a: RaaAnimation, path) -> None:
@@ -243,6 +266,10 @@ def _validate_raa(a: RaaAnimation, path) -> None:
         raise _fail(path, "frame_count is not an integer") from None
     if fc < 0:
         raise _fail(path, f"frame_count {fc} is negative")
+    if fc > MAX_FRAMES:
+        raise _fail(path, f"frame_count {fc} is more than the limit of {MAX_FRAMES}")
+    if len(a.tracks) > MAX_TRACKS:
+        raise _fail(path, f"{len(a.tracks)} tracks, more than the limit of {MAX_TRACKS}")
     for k, t in enumerate(a.tracks):
         _check_name(path, t.joint_name, f"track {k} joint")
         if int(t.joint_id) < 0 or int(t.joint_id) >= 2 ** 53:
@@ -254,5 +281,6 @@ def _validate_raa(a: RaaAnimation, path) -> None:
         if len(np.unique(frames)) != len(frames):
             raise _fail(path, f"track {k} ({t.joint_name!r}) has two keys on one frame")
         rot = _floats(path, t.rotations, (4,), f"track {k} ({t.joint_name!r}) rotations")
+        _quaternions(path, rot, f"track {k} ({t.joint_name!r}) rotations")
         if len(rot) != len(frames):
             raise _fail(path, f"track {k} ({t.joint_name!r}): {len(frames)} frames but {len(rot)} rotations")
