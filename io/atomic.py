@@ -7,8 +7,6 @@ over the target (``os.replace``). The target is either left untouched or
 replaced by the complete file; the temporary file never survives a failure
 (an OSError becomes a :class:`FormatError` naming the file; any other
 exception, including one raised while producing ``chunks``, propagates).
-
-(A copy of ``io/rite/source_io.write_atomic``'s logic, meant to replace it.)
 """
 from __future__ import annotations
 
