@@ -51,9 +51,10 @@ def skeleton_from_ram(ram: RamModel, axes: AxisConversion) -> Skeleton:
     rot = np.array([j.rotation for j in ram.joints], dtype=np.float64).reshape(-1, 4)
     local = axes.matrices(rite_local(ori, tr, rot))
     parents = np.array([j.parent for j in ram.joints], dtype=np.int64)
+    ids = ram.joint_ids if ram.joint_ids is not None else np.arange(len(names))
     sk = Skeleton(names, parents, local, np.zeros_like(local), np.ones(len(names), dtype=bool),
                   extras={"rite": {"orientation": ori.tolist(), "translation": tr.tolist(),
-                                   "rotation": rot.tolist()}})
+                                   "rotation": rot.tolist(), "ids": [int(i) for i in ids]}})
     sk.bind = sk.world()   # RiTE binds in the pose the file describes
     return sk
 
@@ -138,24 +139,36 @@ def rite_joints(skeleton: Skeleton, axes: AxisConversion) -> tuple[np.ndarray, n
     return r, np.tile(quat.IDENTITY, (len(skeleton), 1))
 
 
-def bind_tracks(names: list[str], anim: RaaAnimation, warnings: list[str]) -> list[tuple[int, object]]:
-    """(joint, track) pairs: by joint name first, then by joint id when the
-    name is unknown and that joint's name is not claimed by another track;
-    tracks whose joint is missing are reported and skipped."""
+def bind_tracks(names: list[str], anim: RaaAnimation, warnings: list[str],
+                ids: list[int] | None = None) -> list[tuple[int, object]]:
+    """(joint, track) pairs: by joint name first; a track whose name matches
+    no joint binds by its joint id to the joint with that RAM id (``ids``:
+    the file's joint ids; none for a rig that did not come from a RAM) if no
+    track claims that joint by name, with a warning; the rest are reported
+    and skipped."""
     by_name: dict[str, int] = {}
     for i, n in enumerate(names):
         by_name.setdefault(n, i)
-    out, skipped = [], []
+    by_id = {int(v): i for i, v in enumerate(ids)} if ids is not None else {}
+    claimed = {by_name[tr.joint_name] for tr in anim.tracks if tr.joint_name in by_name}
+    out, skipped, by_ids = [], [], []
     for tr in anim.tracks:
         j = by_name.get(tr.joint_name)
-        if j is None and 0 <= tr.joint_id < len(names) and tr.joint_name not in by_name:
-            j = int(tr.joint_id)
+        if j is None:
+            k = by_id.get(int(tr.joint_id))
+            if k is not None and k not in claimed:
+                j = k
+                claimed.add(k)
+                by_ids.append(f"{tr.joint_name!r} -> {names[k]!r} (id {int(tr.joint_id)})")
         if j is None:
             skipped.append(tr.joint_name)
             continue
         out.append((j, tr))
+    if by_ids:
+        warnings.append(f"{anim.name}: {len(by_ids)} track(s) bound by joint id, their names match no joint: "
+                        f"{', '.join(by_ids[:6])}{' ...' if len(by_ids) > 6 else ''}")
     if skipped:
-        warnings.append(f"{anim.name}: {len(skipped)} track(s) name joints missing from the model, "
+        warnings.append(f"{anim.name}: {len(skipped)} track(s) match no joint of the model by name or id, "
                         f"skipped: {', '.join(skipped[:10])}{' ...' if len(skipped) > 10 else ''}")
     joints = [j for j, _ in out]
     if len(set(joints)) != len(joints):
@@ -185,7 +198,9 @@ def clip_from_raa(skeleton: Skeleton, axes: AxisConversion, anim: RaaAnimation, 
     """An RAA as a clip on ``skeleton`` (whose joints' file-space
     orientation comes from :func:`rite_joints`)."""
     warnings = warnings if warnings is not None else []
-    pairs = bind_tracks(list(skeleton.names), anim, warnings)
+    d = skeleton.extras.get("rite") or {}
+    ids = d.get("ids") if len(d.get("ids", ())) == len(skeleton) else None
+    pairs = bind_tracks(list(skeleton.names), anim, warnings, ids)
     ori, _ = rite_joints(skeleton, axes)
     ori = quat.normalize(ori)
     joints = np.array([j for j, _ in pairs], dtype=np.int64)
@@ -395,7 +410,9 @@ class _RamBuild:
         else:
             joints = self._joints(sk)
         self.root = int(np.flatnonzero(self.parents < 0)[0])
-        self.ram = RamModel(mesh_name=self._mesh_name(), joints=joints)
+        d = scene.skeleton.extras.get("rite") if scene.skeleton is not None else None
+        ids = d.get("ids") if d and scene.source.format == FORMAT and len(d.get("ids", ())) == len(joints) else None
+        self.ram = RamModel(mesh_name=self._mesh_name(), joints=joints, joint_ids=ids)
         self._meshes()
 
     def flag(self, j: int, why: str, effect: float) -> None:

@@ -68,9 +68,12 @@ class RamModel:
     weight_vertex: np.ndarray = field(default_factory=_empty_i(None))  # (W,) indices into positions
     weight_joint: np.ndarray = field(default_factory=_empty_i(None))   # (W,) indices into joints
     weight_value: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))  # (W,)
+    joint_ids: np.ndarray | None = None   # (J,) the file's joint ids (RAA tracks may name them), or None
 
     def __post_init__(self):
         self.joints = list(self.joints)
+        if self.joint_ids is not None:
+            self.joint_ids = _i64(self.joint_ids, None)
         self.positions = _f64(self.positions, 3)
         self.normals = _f64(self.normals, 3)
         self.uvs = _f64(self.uvs, 2)

@@ -273,7 +273,8 @@ def _build_mesh(src, sink, mesh_name, joints, joint_ids, joint_lines, records) -
         weight_joint = wt.arrange(jidx)
         weight_value = wt.arrange(w.floats[:, 0])
 
-    return RamModel(mesh_name=mesh_name, joints=joints, positions=positions, normals=normals, uvs=uvs,
+    return RamModel(mesh_name=mesh_name, joints=joints, joint_ids=joint_ids, positions=positions, normals=normals,
+                    uvs=uvs,
                     tri_shader=tri_shader, tri_vertices=tri_vertices, tri_normals=tri_normals,
                     tri_uvs=tri_uvs, weight_vertex=weight_vertex, weight_joint=weight_joint,
                     weight_value=weight_value)

@@ -2,7 +2,8 @@
 """Write RAM/RAA in canonical form.
 
 Canonical RAM: a comment line, ``joints``, ``mesh "NAME"``, ``vertices``,
-``normals``, ``uvs``, ``triangles``, ``weights``, ids 0..n-1, floats as Python
+``normals``, ``uvs``, ``triangles``, ``weights``; joints keep the file's ids
+(``RamModel.joint_ids``, which RAA tracks may name), other ids 0..n-1; floats as Python
 ``repr`` (they read back bit-exact), integers plain, ``\\n`` line ends.
 Canonical RAA: a comment line, ``frames N`` (when the animation's frame count
 was given or differs from the default), then each track with ``keyframes N``
@@ -82,8 +83,10 @@ def _ram_chunks(m: RamModel, path, validated: bool = False):
     if not validated:
         _validate_ram(m, path)
     out = [RAM_HEADER, f"joints {len(m.joints)}\n"]
+    ids = joint_ids(m)
     for k, j in enumerate(m.joints):
-        out.append(f"{k} {_q(j.name)}\nparent {int(j.parent)}\norientation {_vec(j.orientation)}\n"
+        parent = int(ids[j.parent]) if j.parent >= 0 else -1
+        out.append(f"{int(ids[k])} {_q(j.name)}\nparent {parent}\norientation {_vec(j.orientation)}\n"
                    f"translation {_vec(j.translation)}\nrotation {_vec(j.rotation)}\n")
     out.append(f"mesh {_q(m.mesh_name)}\n")
     yield "".join(out)
@@ -113,7 +116,8 @@ def _ram_chunks(m: RamModel, path, validated: bool = False):
     wj = np.asarray(m.weight_joint, dtype=np.int64)
     yield f"weights {nw}\n"
     yield from _rows("%d %d %d %s %r\n",
-                     [range(nw), np.asarray(m.weight_vertex, dtype=np.int64), wj, quoted[wj],
+                     [range(nw), np.asarray(m.weight_vertex, dtype=np.int64), joint_ids(m)[wj] if nw else wj,
+                      quoted[wj],
                       np.asarray(m.weight_value, dtype=np.float64)], nw)
 
 
@@ -141,6 +145,16 @@ def _frames_line_needed(a: RaaAnimation) -> bool:
 
 
 # -- validation -------------------------------------------------------------------
+
+def joint_ids(m: RamModel) -> np.ndarray:
+    """The ids the joints are written with: the file's own (``joint_ids``),
+    when there is one per joint, all distinct and non-negative; else 0..J-1."""
+    J = len(m.joints)
+    ids = m.joint_ids
+    if ids is not None and len(ids) == J and (J == 0 or (ids.min() >= 0 and len(np.unique(ids)) == J)):
+        return ids
+    return np.arange(J, dtype=np.int64)
+
 
 def _fail(path, message: str) -> FormatError:
     return FormatError(f"cannot write: {message}", path=path)
