@@ -149,3 +149,24 @@ def test_every_command_line_option_has_help(sub):
     for a in action.choices[sub]._actions:
         if a.dest != "help":
             assert a.help, f"{sub} {a.option_strings or a.dest} has no help"
+
+
+@pytest.mark.parametrize("fid", [f.id for f in FORMATS])
+def test_collection_exporters_export_only_their_collection(bpy, tmp_path, fid):
+    """Blender's Collection Exporters (Collection properties > Exporters):
+    the exporter sees only its collection (it used to log "collection not
+    found" and export the whole scene)."""
+    assert bpy.ops.import_scene.xfile(filepath=str(DATA / "x" / "directx-sdk" / "tiny_4anim.x")) == {"FINISHED"}
+    coll = bpy.data.collections.new("Props")
+    bpy.context.scene.collection.children.link(coll)
+    mesh = bpy.data.meshes.new("crate")
+    mesh.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)], [], [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)])
+    coll.objects.link(bpy.data.objects.new("crate", mesh))
+    fmt = next(f for f in FORMATS if f.id == fid)
+    exporter = coll.exporters.new(f"IO_FH_{fid}", name="mine")
+    out = tmp_path / f"props{fmt.model_suffixes[0]}"
+    exporter.export_properties.filepath = str(out)
+    with bpy.context.temp_override(collection=coll):
+        assert bpy.ops.collection.exporter_export(index=0) == {"FINISHED"}
+    back = ext(f"io.{fid}.adapter").read_scene([str(out)], warnings=[])
+    assert sum(len(m.positions) for m in back.meshes) == 4       # the crate, not tiny's 4,893 vertices
