@@ -42,10 +42,29 @@ def _axes(op, fmt: Format):
     return AxisConversion.from_axes(op.axis_forward, op.axis_up, op.global_scale, mirror_z=mirror)
 
 
-def _panel(layout, idname: str, title: str, default_closed: bool = False):
-    header, body = layout.panel(idname, default_closed=default_closed)
-    header.label(text=title)
-    return body
+def draw_sections(op, sections) -> None:
+    """Options in collapsible sections, as Blender's FBX add-on draws them:
+    (title, property names, the switch that enables the names marked "*",
+    closed by default). "*format_options" stands for the format's own."""
+    layout = op.layout
+    layout.use_property_split = True
+    layout.use_property_decorate = False
+    for title, names, switch, closed in sections:
+        if all(n.lstrip("*") == "format_options" for n in names) and not op.format_options:
+            continue
+        header, body = layout.panel(f"{op.bl_idname}_{title.lower()}", default_closed=closed)
+        header.label(text=title)
+        if not body:
+            continue
+        col = body.column()
+        for name in names:
+            row = col
+            if name.startswith("*"):
+                row = col.column()
+                row.enabled = switch is None or bool(getattr(op, switch))
+                name = name[1:]
+            for prop in (op.format_options if name == "format_options" else (name,)):
+                row.prop(op, prop)
 
 
 # ---------------------------------------------------------------------------
@@ -93,32 +112,14 @@ class _ModelImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # t
             return self.invoke_popup(context)
         return ImportHelper.invoke(self, context, event)
 
+    SECTIONS = (("Transform", ("global_scale", "axis_forward", "axis_up"), None, False),
+                ("Armature", ("bone_direction", "every_joint_bone", "rest_from"), None, False),
+                ("Animation", ("import_animations", "*bake", "*set_frame_range", "*format_options"),
+                 "import_animations", False),
+                ("Include", ("pack_images",), None, True))
+
     def draw(self, context):
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        body = _panel(layout, f"{self.bl_idname}_transform", "Transform")
-        if body:
-            body.prop(self, "global_scale")
-            body.prop(self, "axis_forward")
-            body.prop(self, "axis_up")
-        body = _panel(layout, f"{self.bl_idname}_armature", "Armature")
-        if body:
-            body.prop(self, "bone_direction")
-            body.prop(self, "every_joint_bone")
-            body.prop(self, "rest_from")
-        body = _panel(layout, f"{self.bl_idname}_animation", "Animation")
-        if body:
-            body.prop(self, "import_animations")
-            col = body.column()
-            col.enabled = self.import_animations
-            col.prop(self, "bake")
-            col.prop(self, "set_frame_range")
-            for name in self.format_options:
-                col.prop(self, name)
-        body = _panel(layout, f"{self.bl_idname}_include", "Include", default_closed=True)
-        if body:
-            body.prop(self, "pack_images")
+        draw_sections(self, self.SECTIONS)
 
     def execute(self, context):
         from . import builder, pipeline
@@ -220,30 +221,14 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
     export_animations: BoolProperty(name="Animations", default=True,
                                     description="Export the armature's actions")
 
+    SECTIONS = (("Include", ("use_selection", "use_visible", "use_active_collection", "apply_modifiers"),
+                 None, False),
+                ("Transform", ("use_stored_axes", "global_scale", "axis_forward", "axis_up"), None, False),
+                ("Animation", ("export_animations",), None, False),
+                ("File", ("format_options",), None, False))
+
     def draw(self, context):
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        body = _panel(layout, f"{self.bl_idname}_include", "Include")
-        if body:
-            body.prop(self, "use_selection")
-            body.prop(self, "use_visible")
-            body.prop(self, "use_active_collection")
-            body.prop(self, "apply_modifiers")
-        body = _panel(layout, f"{self.bl_idname}_transform", "Transform")
-        if body:
-            body.prop(self, "use_stored_axes")
-            col = body.column()
-            col.prop(self, "global_scale")
-            col.prop(self, "axis_forward")
-            col.prop(self, "axis_up")
-        body = _panel(layout, f"{self.bl_idname}_animation", "Animation")
-        if body:
-            body.prop(self, "export_animations")
-            col = body.column()
-            col.enabled = self.export_animations
-            for name in self.format_options:
-                col.prop(self, name)
+        draw_sections(self, self.SECTIONS)
 
     def execute(self, context):
         from . import pipeline

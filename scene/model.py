@@ -321,3 +321,13 @@ class Scene:
     @property
     def n_joints(self) -> int:
         return 0 if self.skeleton is None else len(self.skeleton)
+
+    def writer_axes(self, format_id: str, default: AxisConversion,
+                    axes: AxisConversion | None = None) -> AxisConversion:
+        """The file -> scene conversion a writer of ``format_id`` inverts:
+        ``axes`` when given, else the one the scene was read with when it
+        came from that format (a round trip writes the file's own space),
+        else the format's ``default``."""
+        if axes is not None:
+            return axes
+        return self.source.axes if self.source.format == format_id else default

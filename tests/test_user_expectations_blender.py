@@ -50,18 +50,51 @@ def test_every_option_has_a_plain_tooltip(bpy):
         assert not names & {"Every Frame a Bone", "Axes of the Import", "Keyed Frames When Exact"}
 
 
+class _Layout:
+    """Records what an operator's draw() shows: sections and properties."""
+
+    def __init__(self, log):
+        self.log = log
+        self.use_property_split = self.use_property_decorate = self.enabled = True
+
+    def panel(self, idname, default_closed=False):
+        self.log.append(("panel", idname))
+        return _Layout(self.log), _Layout(self.log)
+
+    def label(self, text=""):
+        self.log.append(("label", text))
+
+    def column(self):
+        return _Layout(self.log)
+
+    def prop(self, data, name):
+        self.log.append(("prop", name))
+
+
 def test_options_are_drawn_in_sections(bpy):
-    """The operators draw their own options (Include / Transform / Armature /
-    Animation sections with layout.panel), as FBX's do."""
+    """Every import/export operator draws its own options (draw() with
+    layout.panel sections Include / Transform / Armature / Animation, as
+    FBX does), and shows each visible option exactly once."""
     ops_mod = ext("operators.ops")
-    src = Path(ops_mod.__file__).read_text()
-    for section in ("Include", "Transform", "Armature", "Animation"):
-        assert f'"{section}"' in src
-    classes = [c for c in ops_mod._classes if getattr(c, "bl_idname", "").startswith(("import_scene",
-                                                                                     "export_scene"))]
+    classes = [c for c in ops_mod._classes if getattr(c, "bl_idname", "").startswith(("import_scene.",
+                                                                                     "export_scene."))]
     assert len(classes) == 2 * len(FORMATS)
-    for c in classes:      # drawn by the shared mixin's draw(), not Blender's automatic list
-        assert any("draw" in base.__dict__ for base in c.__mro__ if base.__module__ == ops_mod.__name__)
+    for cls in classes:
+        kind, fid = cls.bl_idname.split(".")
+        rna = getattr(getattr(bpy.ops, kind), fid).get_rna_type()
+        log = []
+        fake = type("Op", (), {p.identifier: p.default for p in rna.properties if hasattr(p, "default")})()
+        fake.layout, fake.bl_idname, fake.format_options = _Layout(log), cls.bl_idname, cls.format_options
+        fake.SECTIONS = cls.SECTIONS
+        cls.draw(fake, bpy.context)
+        titles = [t for k, t in log if k == "label"]
+        drawn = [n for k, n in log if k == "prop"]
+        assert {"Transform", "Animation"} <= set(titles) and ("Armature" in titles or kind == "export_scene")
+        assert "Include" in titles
+        visible = {p.identifier for p in rna.properties if not p.is_hidden and p.identifier not in
+                   ("rna_type", "filepath", "files", "directory", "filter_glob", "check_existing",
+                    "filename_ext", "hide_props_region", "collection")}
+        assert sorted(drawn) == sorted(visible), (cls.bl_idname, set(visible) ^ set(drawn))
 
 
 def test_frames_without_meshes_become_empties(bpy, tmp_path):

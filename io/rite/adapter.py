@@ -326,14 +326,8 @@ def dedupe_rows(rows: np.ndarray):
 
 
 def writer_axes(scene: Scene, axes: AxisConversion | None = None) -> AxisConversion:
-    """The file -> scene conversion a writer inverts: ``axes`` when given,
-    else the one the scene was read with when it came from RiTE, else
-    :func:`default_axes`."""
-    if axes is not None:
-        return axes
-    if scene.source.format == FORMAT:
-        return scene.source.axes
-    return default_axes()
+    """The conversion this format's writer inverts (``Scene.writer_axes``)."""
+    return scene.writer_axes(FORMAT, default_axes(), axes)
 
 
 def file_safe(name: str) -> str:

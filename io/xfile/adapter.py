@@ -354,14 +354,8 @@ WRITE_FORMATS = ("text", "binary", "text_compressed", "binary_compressed")
 
 
 def writer_axes(scene: Scene, axes: AxisConversion | None = None) -> AxisConversion:
-    """The file -> scene conversion a writer inverts: ``axes`` when given,
-    else the one the scene was read with when it came from a .X file, else
-    :func:`default_axes`."""
-    if axes is not None:
-        return axes
-    if scene.source.format == FORMAT:
-        return scene.source.axes
-    return default_axes()
+    """The conversion this format's writer inverts (``Scene.writer_axes``)."""
+    return scene.writer_axes(FORMAT, default_axes(), axes)
 
 
 def _is_identity(m: np.ndarray) -> bool:
