@@ -1,18 +1,19 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Benchmark: write and read a big RiTE RAM (1M vertices, 4M weights by default).
 
-    python3.11 tools/run.py py bench/bench_rite_io.py [--vertices N] [--no-baseline]
+    python3.11 tools/run.py py bench/bench_rite_io.py [--vertices N] [--no-baseline] [--workers N]
 
 Generates a model in a temporary directory, times ``write_ram`` and
-``read_ram`` (seconds and MB/s), checks the read-back data is identical, and
-compares in the same run against two baselines:
+``read_ram`` (seconds and MB/s; where the reader parses big sections with
+several threads it is also timed with one), checks the read-back data is
+identical bit for bit, and compares in the same run against two baselines:
 
 * a naive line-by-line reader (``str.split`` per line, ``float()`` per token,
   dicts for ids) written here, over the whole file;
 * ``numpy.loadtxt`` on the vertex section alone, against the reader's own
   parse of a file holding only that section.
 
-Prints the speed-up ratios.
+Prints the times and the speed-up ratios.
 """
 from __future__ import annotations
 
@@ -25,7 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-from legacy_skin_io.io.rite import RamModel, RiteJoint, read_ram, write_ram
+from legacy_skin_io.io.rite import RamModel, RiteJoint, read_ram, records, write_ram
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ratio_line  # noqa: E402
+
+#: the read budget: 3 s for a 1M-vertex RAM (scaled linearly for other sizes)
+READ_BUDGET_PER_VERTEX = 3.0 / 1_000_000
 
 
 def make_model(n_vertices: int, seed: int = 0) -> RamModel:
@@ -75,7 +82,8 @@ def naive_read(path):
             if current is None:
                 continue
             key = int(toks[0])
-            current[key] = [int(t) if t.lstrip("-").isdigit() else (t if not t[:1].isdigit() and t[:1] not in "-." else float(t))
+            current[key] = [int(t) if t.lstrip("-").isdigit()
+                            else (t if not t[:1].isdigit() and t[:1] not in "-." else float(t))
                             for t in toks[1:]]
     out = {}
     for name, recs in sections.items():
@@ -100,14 +108,29 @@ def bench(n_vertices: int, baseline: bool) -> int:
         t0 = time.perf_counter()
         back = read_ram(path, warnings)
         t_read = time.perf_counter() - t0
-        print(f"read_ram:  {t_read:7.2f} s  {size_mb / t_read:7.1f} MB/s")
-        same = (not warnings and np.array_equal(back.positions, model.positions)
-                and np.array_equal(back.normals, model.normals) and np.array_equal(back.uvs, model.uvs)
+        threads = records._workers()
+        print(f"read_ram:  {t_read:7.2f} s  {size_mb / t_read:7.1f} MB/s  "
+              f"({threads} thread{'s' if threads > 1 else ''})")
+        t_read1 = t_read
+        if threads > 1:
+            saved = records._workers
+            records._workers = lambda: 1
+            try:
+                t0 = time.perf_counter()
+                read_ram(path)
+                t_read1 = time.perf_counter() - t0
+            finally:
+                records._workers = saved
+            print(f"read_ram:  {t_read1:7.2f} s  {size_mb / t_read1:7.1f} MB/s  (1 thread)")
+        bits = lambda a: np.ascontiguousarray(a, dtype=np.float64).view(np.uint64)   # noqa: E731
+        same = (not warnings and np.array_equal(bits(back.positions), bits(model.positions))
+                and np.array_equal(bits(back.normals), bits(model.normals))
+                and np.array_equal(bits(back.uvs), bits(model.uvs))
                 and np.array_equal(back.tri_vertices, model.tri_vertices)
                 and np.array_equal(back.tri_normals, model.tri_normals)
                 and np.array_equal(back.tri_shader, model.tri_shader)
                 and np.array_equal(back.weight_joint, model.weight_joint)
-                and np.array_equal(back.weight_value, model.weight_value))
+                and np.array_equal(bits(back.weight_value), bits(model.weight_value)))
         print(f"read-back identical: {same}")
         if not same:
             return 1
@@ -117,8 +140,9 @@ def bench(n_vertices: int, baseline: bool) -> int:
             naive = naive_read(path)
             t_naive = time.perf_counter() - t0
             ok = len(naive["vertices"]) == len(model.positions)
+            one = f" ({t_naive / t_read1:.1f}x with 1 thread)" if threads > 1 else ""
             print(f"baseline naive line-by-line reader: {t_naive:7.2f} s  {size_mb / t_naive:7.1f} MB/s"
-                  f"  -> read_ram is {t_naive / t_read:.1f}x faster{'' if ok else ' (baseline miscounted!)'}")
+                  f"  -> read_ram is {t_naive / t_read:.1f}x faster{one}{'' if ok else ' (baseline miscounted!)'}")
             del naive
 
         # vertex section alone: read_ram vs numpy.loadtxt
@@ -137,6 +161,8 @@ def bench(n_vertices: int, baseline: bool) -> int:
         assert np.array_equal(arr[:, 1:], vm.positions)
         print(f"vertex section only: read_ram {t_vs:.2f} s, numpy.loadtxt {t_lt:.2f} s "
               f"-> ratio {t_lt / t_vs:.1f}x")
+    budget = READ_BUDGET_PER_VERTEX * n_vertices
+    print(ratio_line(f"rite read_ram {n_vertices / 1e6:g}M vertices/{budget:g} s budget", t_read, budget, 1.0))
     return 0
 
 
@@ -144,7 +170,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vertices", type=int, default=1_000_000)
     ap.add_argument("--no-baseline", action="store_true", help="skip the slow naive reader")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="threads the reader uses for big sections (default: its own choice)")
     args = ap.parse_args(argv)
+    if args.workers is not None:
+        n = max(1, args.workers)
+        records._workers = lambda: n
     return bench(args.vertices, not args.no_baseline)
 
 

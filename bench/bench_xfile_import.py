@@ -1,13 +1,21 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Our .X parse and Blender import against assimp (+ Blender's glTF importer).
+"""Full .X import through Blender against assimp + Blender's glTF importer
+(not a test).
 
-Per corpus file, in one run:
-  parse:  ``assimp info FILE`` (process, includes its start-up)  vs  read_xfile
-  import: ``assimp export FILE x.glb`` + ``bpy.ops.import_scene.gltf``  vs
-          ``bpy.ops.import_scene.xfile`` (meshes, armature, every AnimationSet)
-Ratios > 1 mean we are faster. Best of N runs each.
+    python3.11 tools/run.py py bench/bench_xfile_import.py [--runs N] [--quick] [FILES...]
 
-    python3.11 tools/run.py py bench/bench_xfile_import.py [--repeat N] [FILES...]
+Per corpus file (tests/data/x, the two deliberately broken files left out),
+in one run, alternating, best of N each:
+
+  ours:      ``operators.pipeline.load`` (read, scene, validation, Blender
+             build: meshes, armature, every AnimationSet; the importer's
+             defaults, as ``import_scene.xfile`` runs it)
+  baseline:  ``assimp export FILE x.glb`` (a process) + ``bpy.ops.import_scene.gltf``
+
+Both start from an empty scene (``read_homefile``, not timed). Last line:
+the worst (largest) ours/baseline over the files:
+
+    RATIO xfile import worst file/assimp+glTF: ...   (target <= 1.0)
 """
 from __future__ import annotations
 
@@ -19,67 +27,100 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ratio_line, spread  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "x"
 BROKEN = {"malformed_skinweights_oob.x", "OV_GetNextToken"}
 
 
-def best(fn, n: int) -> float:
-    out = []
-    for _ in range(n):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return min(out)
+def corpus() -> list[Path]:
+    return sorted(p for p in CORPUS.rglob("*") if p.suffix.lower() == ".x" and p.name not in BROKEN)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="*")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="2 runs")
     args = ap.parse_args()
+    if args.quick:
+        args.runs = min(args.runs, 2)
     if shutil.which("assimp") is None:
         print("assimp not found: apt-get install -y assimp-utils", file=sys.stderr)
+        print("RATIO xfile import worst file/assimp+glTF: n/a (assimp not installed; target <= 1)")
         return 2
     import bpy
 
     from legacy_skin_io import register
-    from legacy_skin_io.io.xfile import read_xfile
+    from legacy_skin_io.io.formats import by_id
+    from legacy_skin_io.operators import builder, pipeline
 
     register()
-    files = [Path(f) for f in args.files] or sorted(p for p in CORPUS.rglob("*")
-                                                    if p.suffix.lower() == ".x" and p.name not in BROKEN)
-    print(f"{'file':32} {'assimp info':>11} {'our parse':>10} {'ratio':>7} | "
-          f"{'assimp+glTF':>11} {'our import':>10} {'ratio':>7}")
-    worst = float("inf")
-    with tempfile.TemporaryDirectory() as tmp:
+    fmt = by_id("xfile")
+    defaults = {**{f: getattr(builder.Options(), f) for f in builder.Options.__dataclass_fields__},
+                **{k: v for k, v in fmt.options.IMPORT_DEFAULTS.items() if k in builder.Options.__dataclass_fields__}}
+    files = [Path(f) for f in args.files] or corpus()
+    print(f"{'file':34} {'KB':>6} {'ours':>9} {'assimp':>9} {'glTF imp':>9} {'baseline':>9} {'ratio':>6}  "
+          f"ratio spread")
+    worst = None
+    with tempfile.TemporaryDirectory(prefix="bench_xfile_import_") as tmp:
+        # warm-up: the first glTF import loads the add-on
+        bpy.ops.wm.read_homefile(use_empty=True)
+        warm = Path(tmp) / "warm.glb"
+        bpy.ops.mesh.primitive_cube_add()
+        bpy.ops.export_scene.gltf(filepath=str(warm))
+        bpy.ops.wm.read_homefile(use_empty=True)
+        bpy.ops.import_scene.gltf(filepath=str(warm))
         for p in files:
-            glb = Path(tmp) / "x.glb"
-            if subprocess.run(["assimp", "export", str(p), str(glb)], capture_output=True).returncode != 0:
-                print(f"{p.name:32} assimp export fails on this file (no comparison)")
+            glb = Path(tmp) / (p.stem + ".glb")
+            r = subprocess.run(["assimp", "export", str(p), str(glb)], capture_output=True)
+            if r.returncode != 0 or not glb.exists():
+                why = f"signal {-r.returncode}" if r.returncode < 0 else f"exit {r.returncode}"
+                print(f"{p.name:34} {p.stat().st_size / 1024:6.0f}  assimp export fails ({why}): no comparison")
                 continue
-            t_info = best(lambda: subprocess.run(["assimp", "info", str(p)], capture_output=True), args.repeat)
-            t_parse = best(lambda: read_xfile(p), args.repeat)
-
-            def via_assimp():
+            ours, conv, gimp, ratios = [], [], [], []
+            failed = None
+            for _ in range(args.runs):
                 bpy.ops.wm.read_homefile(use_empty=True)
+                t0 = time.perf_counter()
+                try:
+                    pipeline.load(bpy.context, fmt, [str(p)], options=builder.Options(**defaults))
+                except pipeline.IOFailed as err:
+                    failed = f"our import fails: {err}"
+                    break
+                t_ours = time.perf_counter() - t0
+                bpy.ops.wm.read_homefile(use_empty=True)
+                t0 = time.perf_counter()
                 subprocess.run(["assimp", "export", str(p), str(glb)], capture_output=True, check=True)
-                bpy.ops.import_scene.gltf(filepath=str(glb))
-
-            def ours():
-                bpy.ops.wm.read_homefile(use_empty=True)
-                assert bpy.ops.import_scene.xfile(filepath=str(p)) == {"FINISHED"}
-
-            # read_homefile is in both timings (same cost); measure it to subtract
-            t_home = best(lambda: bpy.ops.wm.read_homefile(use_empty=True), args.repeat)
-            t_gltf = best(via_assimp, args.repeat) - t_home
-            t_ours = best(ours, args.repeat) - t_home
-            r_import = t_gltf / t_ours
-            worst = min(worst, r_import)
-            print(f"{p.name:32} {t_info * 1e3:9.1f}ms {t_parse * 1e3:8.1f}ms {t_info / t_parse:7.2f} | "
-                  f"{t_gltf * 1e3:9.1f}ms {t_ours * 1e3:8.1f}ms {r_import:7.2f}")
-    print(f"worst import ratio (assimp+glTF / ours): {worst:.2f} "
-          f"({'we are never slower' if worst >= 1 else 'we are slower on some file'})")
+                t1 = time.perf_counter()
+                try:
+                    bpy.ops.import_scene.gltf(filepath=str(glb))
+                except RuntimeError as err:
+                    failed = f"glTF import of assimp's .glb fails: {str(err).splitlines()[-1][:60]}"
+                    break
+                t2 = time.perf_counter()
+                ours.append(t_ours)
+                conv.append(t1 - t0)
+                gimp.append(t2 - t1)
+                ratios.append(t_ours / (t2 - t0))
+            if failed:
+                print(f"{p.name:34} {p.stat().st_size / 1024:6.0f}  {failed}")
+                continue
+            o = min(ours)
+            base = min(c + g for c, g in zip(conv, gimp))
+            print(f"{p.name:34} {p.stat().st_size / 1024:6.0f} {o * 1e3:7.1f}ms {min(conv) * 1e3:7.1f}ms "
+                  f"{min(gimp) * 1e3:7.1f}ms {base * 1e3:7.1f}ms {o / base:6.2f}  {spread(ratios)}", flush=True)
+            if worst is None or o / base > worst[0] / worst[1]:
+                worst = (o, base, p.name)
+    print("ours: pipeline.load; baseline: assimp export (process) + glTF import; ratio = ours / baseline "
+          f"(best of {args.runs} each)")
+    if worst is None:
+        print("RATIO xfile import worst file/assimp+glTF: n/a (no file compared; target <= 1)")
+        return 1
+    print(f"worst file: {worst[2]}")
+    print(ratio_line("xfile import worst file/assimp+glTF", worst[0], worst[1], 1.0))
     return 0
 
 

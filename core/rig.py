@@ -26,6 +26,7 @@ import numpy as np
 from . import quat
 from .sampling import decompose_trs
 
+
 def orthonormal(m: np.ndarray) -> np.ndarray:
     """The closest rigid transform(s) (rotation by polar decomposition, same
     translation) of (..., 4, 4) matrices."""

@@ -6,9 +6,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import quat
-
-
 #: The deepest joint hierarchy accepted (roots have depth 0): deeper chains
 #: are refused with an error instead of exhausting Blender's stack.
 MAX_DEPTH = 10_000

@@ -16,7 +16,8 @@ Dual-quaternion skinning follows Blender's "Preserve Volume" code path.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +27,36 @@ from . import quat
 BLENDER_MIN_CONTRIB = 1e-4
 _CHUNK = 16384
 _POOL: ThreadPoolExecutor | None = None
+
+
+def _parallel(fn, items) -> None:
+    """``fn(item)`` for every item, on the pool's threads *and* the calling
+    thread, items handed out one at a time. The calling thread is already
+    running: pool threads woken from sleep start late (measured on a 2-vCPU
+    virtual machine right after a Blender evaluation: 24 ms with the work
+    left to the pool, 16 ms with the caller taking part)."""
+    workers = min(_pool()._max_workers, len(items))
+    items_iter = iter(items)
+    lock = threading.Lock()
+
+    def worker():
+        while True:
+            with lock:
+                item = next(items_iter, None)
+            if item is None:
+                return
+            fn(item)
+
+    futures = [_pool().submit(worker) for _ in range(workers - 1)]
+    try:
+        worker()
+    finally:
+        for f in futures:
+            f.cancel()          # not started: nothing left to do (and no wait on a busy pool)
+        wait(futures)
+    for f in futures:
+        if not f.cancelled():
+            f.result()
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -104,6 +135,11 @@ class SkinJob:
         self.joints_t = np.ascontiguousarray(influences.joints.T, dtype=np.int32)
         self.weights_t = np.ascontiguousarray(w.T, dtype=self.dtype)
         self.still = np.nonzero(~moving)[0]
+        if self.joints_t.size and self.joints_t.min() < 0:
+            raise IndexError("negative joint index in the influences")
+        # gathers use np.take(mode="wrap"): no per-element bounds check (about 40 %
+        # faster than the default mode="raise"); run() checks the largest index once
+        self.joint_limit = int(self.joints_t.max()) + 1 if self.joints_t.size else 0
         V = self.pos_t.shape[1]
         self.bounds = [(lo, min(V, lo + _CHUNK)) for lo in range(0, V, _CHUNK)]
         self.threads = threads and len(self.bounds) > 1
@@ -113,11 +149,11 @@ class SkinJob:
     def _chunk(self, mats_t, src_t, out_t, lo, hi, translate):
         j = self.joints_t[:, lo:hi]
         w = self.weights_t[:, lo:hi]
-        blend = np.take(mats_t, j[0], axis=1)
+        blend = np.take(mats_t, j[0], axis=1, mode="wrap")
         blend *= w[0]
         tmp = np.empty_like(blend)
         for k in range(1, j.shape[0]):
-            np.take(mats_t, j[k], axis=1, out=tmp)
+            np.take(mats_t, j[k], axis=1, out=tmp, mode="wrap")
             tmp *= w[k]
             blend += tmp
         x, y, z = src_t[0, lo:hi], src_t[1, lo:hi], src_t[2, lo:hi]
@@ -134,6 +170,8 @@ class SkinJob:
         ``normal_matrices`` (default: inverse transpose of each 3x3, i.e. the
         rotation part for rigid transforms) and are normalised."""
         m = np.asarray(matrices, dtype=np.float64)
+        if len(m) < self.joint_limit:
+            raise IndexError(f"influences name joint {self.joint_limit - 1} but only {len(m)} matrices are given")
         mats_t = np.ascontiguousarray(m[:, :3, :4].reshape(-1, 12).T, dtype=self.dtype)
         nm_t = None
         if self.nrm_t is not None:
@@ -149,7 +187,7 @@ class SkinJob:
                 self._chunk(nm_t, self.nrm_t, self.out_n_t, b[0], b[1], False)
 
         if self.threads:
-            list(_pool().map(work, self.bounds))
+            _parallel(work, self.bounds)
         else:
             for b in self.bounds:
                 work(b)

@@ -129,10 +129,12 @@ def vertex_weights(me, obj, bone_joint: dict[str, int]) -> tuple[np.ndarray, np.
 
     Blender has no bulk read of vertex groups. For an object's own mesh of
     ``bulk_from`` vertices or more the weights are read through a temporary
-    object sharing the mesh, whose Geometry Nodes modifier stores each
-    group into a float attribute of the evaluated mesh (the same float32
-    values; the object's data is not touched); otherwise, or when an
-    attribute could shadow a group's name, vertex by vertex."""
+    object holding a copy of the mesh (arrays shared, not copied), whose
+    Geometry Nodes modifier stores each group into a float attribute of the
+    evaluated mesh (the same float32 values; the object and its data are
+    not touched, so nothing of theirs is evaluated again); otherwise (a
+    smaller or evaluated mesh, shape keys, which a copy would duplicate, an
+    attribute that could shadow a group's name), vertex by vertex."""
     from typing import cast
 
     bulk_from = 2000            # vertices (the loop costs ~1 us per vertex and group entry)
@@ -147,11 +149,12 @@ def vertex_weights(me, obj, bone_joint: dict[str, int]) -> tuple[np.ndarray, np.
 
     def read_bulk():
         per_batch = max(1, bulk_floats // max(V, 1))
-        tmp = ng = None
+        tmp = ng = copy = None
         vs, js, ws = [], [], []
         buf = np.empty(V, dtype=np.float32)
         try:
-            tmp = bpy.data.objects.new(".lsio_weights", me)
+            copy = me.copy()
+            tmp = bpy.data.objects.new(".lsio_weights", copy)
             bpy.context.scene.collection.objects.link(tmp)
             mod = cast(bpy.types.NodesModifier, tmp.modifiers.new(".lsio_weights", "NODES"))
             for b0 in range(0, len(named), per_batch):
@@ -193,6 +196,8 @@ def vertex_weights(me, obj, bone_joint: dict[str, int]) -> tuple[np.ndarray, np.
         finally:
             if tmp is not None:
                 bpy.data.objects.remove(tmp)
+            if copy is not None:
+                bpy.data.meshes.remove(copy)
             if ng is not None:
                 bpy.data.node_groups.remove(ng)
         vv = np.concatenate(vs)
@@ -200,7 +205,7 @@ def vertex_weights(me, obj, bone_joint: dict[str, int]) -> tuple[np.ndarray, np.
         return vv[order], np.concatenate(js)[order], np.concatenate(ws)[order]
 
     taken = {a.name for a in me.attributes} | builtin
-    if (V >= bulk_from and named and me == obj.data and not me.is_evaluated
+    if (V >= bulk_from and named and me == obj.data and not me.is_evaluated and me.shape_keys is None
             and not any(name in taken or name.startswith(".") for name, _ in named)):
         got = read_bulk()
         if got is not None:

@@ -13,13 +13,12 @@ import sys
 import numpy as np
 import pytest
 from blender_checks import ext, fps, imported, play, reference, verify
+from conftest import DATA, ROOT, SAMPLES  # noqa: E402
 
 from legacy_skin_io.io.formats import by_id
 from legacy_skin_io.io.rite import read_ram
 from legacy_skin_io.io.xfile import read_xfile
 from legacy_skin_io.scene import evaluate as oracle
-
-from conftest import DATA, ROOT, SAMPLES  # noqa: E402
 
 X = DATA / "x"
 RITE = SAMPLES / "rite"

@@ -13,10 +13,9 @@ import types
 
 import pytest
 from blender_checks import imported, reference, snapshot, verify
+from conftest import DATA, EXT_MODULE, SAMPLES  # noqa: E402
 
 from legacy_skin_io.io.formats import FORMATS
-
-from conftest import DATA, EXT_MODULE, SAMPLES  # noqa: E402
 
 IDS = [f.id for f in FORMATS]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from blender_checks import ext, snapshot
-from conftest import DATA, SAMPLES
+from conftest import DATA
 
 from legacy_skin_io.io.rite import RamModel, RiteJoint, write_ram
 
@@ -64,8 +64,6 @@ def test_texture_names_never_reach_outside_the_model_folder(bpy, tmp_path, name)
 
 
 def test_a_texture_beside_the_file_is_found_by_base_name(bpy, tmp_path):
-    import bpy as _  # noqa: F401  (bpy is the fixture's)
-
     img = bpy.data.images.new("t", 2, 2)
     img.filepath_raw = str(tmp_path / "textures" / "skin.png")
     (tmp_path / "textures").mkdir()
@@ -169,7 +167,7 @@ def test_structural_attacks_through_the_operator(bpy, tmp_path):
     numeric field, extreme times, hostile strings), driven through
     bpy.ops.import_scene.xfile."""
     n = 0
-    for name, data in _structural_sample(12):
+    for _name, data in _structural_sample(12):
         _import(bpy, "xfile", data, tmp_path / "attack.x", seconds=30)
         n += 1
     assert n >= 60

@@ -91,7 +91,6 @@ def test_unmatched_frames_are_reported_and_the_rest_plays(bpy):
     for name in gone:
         arm.data.edit_bones.remove(arm.data.edit_bones[name])
     bpy.ops.object.mode_set(mode="OBJECT")
-    reports = []
     res = bpy.ops.import_anim.xfile(filepath=str(TINY))
     assert res == {"FINISHED"}
     action = arm.animation_data.action

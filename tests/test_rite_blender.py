@@ -8,12 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from blender_checks import ext, fps, imported, reference, snapshot, verify
-from rite_random import random_ram, random_raa
+from conftest import DATA, SAMPLES  # noqa: E402
+from rite_random import random_raa, random_ram
 
 from legacy_skin_io.core import quat
 from legacy_skin_io.io.rite import read_raa, read_ram, write_raa, write_ram
-
-from conftest import DATA, SAMPLES  # noqa: E402
 
 REL = 1e-5   # tolerance: a fraction of the model size
 

@@ -17,9 +17,20 @@ import numpy as np
 import pytest
 
 from legacy_skin_io.io.errors import FormatError
-from legacy_skin_io.io.rite import (RaaAnimation, RaaTrack, RamModel, RiteJoint, ram_to_text, read_raa_text,
-                                    read_ram_text, write_raa, write_ram)
-from legacy_skin_io.io.rite import lexer, raa_reader, ram_reader
+from legacy_skin_io.io.rite import (
+    RaaAnimation,
+    RaaTrack,
+    RamModel,
+    RiteJoint,
+    lexer,
+    raa_reader,
+    ram_reader,
+    ram_to_text,
+    read_raa_text,
+    read_ram_text,
+    write_raa,
+    write_ram,
+)
 
 FLOAT_LIMIT = lexer.FLOAT_LIMIT
 MAX_FRAMES = lexer.MAX_FRAMES
@@ -577,10 +588,10 @@ def test_vectorised_reader_on_number_garbage():
 
 def test_exponent_tokens_with_a_point_after_the_exponent():
     lines = [f"{i} 1.5e-{i % 30} 2e{i % 7} -3.25E+0{i % 9}" for i in range(60)]
-    m = read_ram_text(f"vertices 60\n" + "\n".join(lines) + "\n", "h.ram")
+    m = read_ram_text("vertices 60\n" + "\n".join(lines) + "\n", "h.ram")
     assert m.positions[7].tolist() == [1.5e-7, 2e0, -3.25e7]
     lines[30] = "30 1e" + "0" * 30 + ".5 0 0"
-    err = ram_error(f"vertices 60\n" + "\n".join(lines) + "\n")
+    err = ram_error("vertices 60\n" + "\n".join(lines) + "\n")
     assert err.line == 32 and "expected a number" in str(err)
 
 
@@ -659,9 +670,9 @@ def hostile_files():
     yield "ram-unknown-keywords", read_ram_text, "bogus line here\n" * 50_000
     yield "raa-many-frames-lines", read_raa_text, "frames 1\n" * 1000
     yield "ram-quote-soup", read_ram_text, 'mesh "' + '" "' * 100_000 + '"\n'
-    yield "ram-deep-chain", read_ram_text, f"joints 3000\n" + "\n".join(
+    yield "ram-deep-chain", read_ram_text, "joints 3000\n" + "\n".join(
         "\n".join(joint_lines(k, f"j{k}", k - 1)) for k in range(3000)) + "\n"
-    yield "ram-reverse-chain", read_ram_text, f"joints 3000\n" + "\n".join(
+    yield "ram-reverse-chain", read_ram_text, "joints 3000\n" + "\n".join(
         "\n".join(joint_lines(k, f"j{k}", k + 1 if k < 2999 else -1)) for k in range(3000)) + "\n"
     yield "raa-keys-everywhere", read_raa_text, 'track 0 0 "A"\n' + "".join(
         f"{k} {MAX_FRAMES - 1 - k} 0 0 0 1\n" for k in range(2000))

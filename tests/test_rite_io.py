@@ -9,8 +9,20 @@ import numpy as np
 import pytest
 
 from legacy_skin_io.io.errors import FormatError
-from legacy_skin_io.io.rite import (RaaAnimation, RaaTrack, RamModel, RiteJoint, raa_to_text, ram_to_text,
-                                    read_raa, read_raa_text, read_ram, read_ram_text, write_raa, write_ram)
+from legacy_skin_io.io.rite import (
+    RaaAnimation,
+    RaaTrack,
+    RamModel,
+    RiteJoint,
+    raa_to_text,
+    ram_to_text,
+    read_raa,
+    read_raa_text,
+    read_ram,
+    read_ram_text,
+    write_raa,
+    write_ram,
+)
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "rite"
@@ -281,7 +293,8 @@ def test_file_errors_are_format_errors(tmp_path):
 # -- warnings ---------------------------------------------------------------------
 
 def test_unknown_keyword_warns_with_line_and_is_skipped():
-    text = EXAMPLE_RAM.replace("normals 1", "scale 2 2 2\nnormals 1").replace("2 0.0 1.3 0.0", "2 0.0 1.3 0.0\nblend on")
+    text = (EXAMPLE_RAM.replace("normals 1", "scale 2 2 2\nnormals 1")
+            .replace("2 0.0 1.3 0.0", "2 0.0 1.3 0.0\nblend on"))
     warnings = []
     m = read_ram_text(text, "t.ram", warnings)
     assert warnings == ["t.ram:18: unknown keyword 'blend': line ignored",

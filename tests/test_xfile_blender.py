@@ -13,13 +13,12 @@ import struct
 import numpy as np
 import pytest
 from blender_checks import ext, fps, imported, play, reference, snapshot, verify
+from conftest import DATA  # noqa: E402
 
 from legacy_skin_io.core import quat
 from legacy_skin_io.io.xfile import read_xfile
 from legacy_skin_io.io.xfile.adapter import axes_from_options, col, default_axes, read_scene, rotation_from_key
 from legacy_skin_io.scene.axes import AXES, axis_matrix
-
-from conftest import DATA  # noqa: E402
 
 X = DATA / "x"
 ANIMATED = [X / "assimp" / "BCN_Epileptic.X", X / "assimp" / "Testwuson.X", X / "assimp" / "anim_test.x",
@@ -210,15 +209,17 @@ def test_operator_axes_map_file_points(bpy, kw):
     assert np.abs(_mesh_world(meshes[0]) - want).max() < 1e-5 * s * np.abs(want / s).max()
 
 
-@pytest.mark.parametrize("path,baked", [pytest.param(p, p.name == "tiny_4anim.x", id=p.name) for p in ANIMATED])
-def test_file_keys_match_core_every_set(bpy, capfd, path, baked):
+@pytest.mark.parametrize("path,kw,baked", [pytest.param(p, {}, False, id=p.name) for p in ANIMATED] + [
+    pytest.param(X / "directx-sdk" / "tiny_4anim.x", {"every_joint_bone": True}, True, id="tiny-all-joints")])
+def test_file_keys_match_core_every_set(bpy, capfd, path, kw, baked):
     """bake=False keeps the file's keys: Blender interpolates quaternions
     per component, i.e. the oracle's nlerp of the same keys, on and between
     keys, for every AnimationSet; except where bones pointing at their
-    children (the default) cannot take the keys channel by channel:
-    tiny_4anim.x, whose frame matrices scale non-uniformly, is then keyed
-    every frame (the oracle's slerp, whole frames), and says so."""
-    assert bpy.ops.import_scene.xfile(filepath=str(path), bake=False) == {"FINISHED"}
+    children (the default) cannot take the keys channel by channel: with
+    every joint a bone, tiny_4anim.x's Dummy frames (mirrored, non-uniform
+    scale) become such bones, so it is keyed every frame (the oracle's
+    slerp, whole frames), and says so."""
+    assert bpy.ops.import_scene.xfile(filepath=str(path), bake=False, **kw) == {"FINISHED"}
     assert ("baked on every frame" in capfd.readouterr().out) == baked
     _check_every_set(bpy, path, baked)
 

@@ -482,8 +482,9 @@ def structural_attacks():
             yield from _text_variants(f"{field}={number[:12]!r}", TXT + template % number)
     for what in (b"Frame", b"Mesh", b"Material", b"AnimationSet", b"Animation", b"Unknown"):
         yield f"long {what!r}", TXT + what + b" " + b"n" * 2_000_000 + b" { }"
-    yield "long string", TXT + b'Material m { 1;1;1;1;; 0; 0;0;0;; 0;0;0;; TextureFilename { "' + b"s" * 2_000_000 + b'"; } }'
-    yield "unterminated string", TXT + b'Material m { 1;1;1;1;; 0; 0;0;0;; 0;0;0;; TextureFilename { "' + b"s" * 2_000_000
+    material = TXT + b'Material m { 1;1;1;1;; 0; 0;0;0;; 0;0;0;; TextureFilename { "'
+    yield "long string", material + b"s" * 2_000_000 + b'"; } }'
+    yield "unterminated string", material + b"s" * 2_000_000
     yield "long guid", TXT + b"Frame f { <" + b"0" * 2_000_000 + b"> }"
     yield "long number", TXT + b"Mesh m { " + b"9" * 2_000_000 + b"; }"
     yield "long binary name", _bin(b"Frame", b"n" * 2_000_000, "{", "}")

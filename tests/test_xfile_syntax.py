@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xfile_compare import diff_xfiles
 
 from legacy_skin_io.io.errors import FormatError
 from legacy_skin_io.io.xfile import read_xfile, read_xfile_bytes, write_xfile_bytes
-from xfile_compare import diff_xfiles
 
 X = Path(__file__).resolve().parent / "data" / "x"
 

@@ -8,12 +8,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xfile_compare import diff_xfiles
 
 from legacy_skin_io.io.errors import FormatError
-from legacy_skin_io.io.xfile import (XAnimation, XAnimationKey, XAnimationSet, XFile,
-                                     XFrame, XMaterial, XMesh, XSkinWeights, read_xfile,
-                                     read_xfile_bytes, write_xfile, write_xfile_bytes)
-from xfile_compare import diff_xfiles
+from legacy_skin_io.io.xfile import (
+    XAnimation,
+    XAnimationKey,
+    XAnimationSet,
+    XFile,
+    XFrame,
+    XMaterial,
+    XMesh,
+    XSkinWeights,
+    read_xfile,
+    read_xfile_bytes,
+    write_xfile,
+    write_xfile_bytes,
+)
 
 X = Path(__file__).resolve().parent / "data" / "x"
 CORPUS = sorted(str(p.relative_to(X)) for p in X.rglob("*")

@@ -7,8 +7,16 @@ from __future__ import annotations
 import numpy as np
 
 from legacy_skin_io.core import quat
-from legacy_skin_io.io.xfile import (XAnimation, XAnimationKey, XAnimationSet, XFile, XFrame, XMesh,
-                                     XSkinWeights, write_xfile)
+from legacy_skin_io.io.xfile import (
+    XAnimation,
+    XAnimationKey,
+    XAnimationSet,
+    XFile,
+    XFrame,
+    XMesh,
+    XSkinWeights,
+    write_xfile,
+)
 
 
 def _row(m: np.ndarray) -> np.ndarray:

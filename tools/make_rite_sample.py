@@ -222,7 +222,8 @@ def body_parts(P, index):
             ([j(f"{side}Thumb"), (s * 0.79, 1.435, 0.07)], [0.014, 0.01], [SKIN], [3],
              [f"{side}Hand", f"{side}Thumb"]),
             ([j(f"{side}UpLeg") + [0, 0.02, 0], j(f"{side}Leg"), j(f"{side}Foot")],
-             [0.085, 0.058, 0.045], [TROUSERS, TROUSERS], [7, 7], ["Hips", f"{side}UpLeg", f"{side}Leg", f"{side}Foot"]),
+             [0.085, 0.058, 0.045], [TROUSERS, TROUSERS], [7, 7],
+             ["Hips", f"{side}UpLeg", f"{side}Leg", f"{side}Foot"]),
             ([(s * 0.10, 0.045, -0.06), j(f"{side}Foot") * [1, 0, 1] + [0, 0.045, 0.03], j(f"{side}Toe"),
               (s * 0.10, 0.03, 0.21)],
              [0.04, 0.05, 0.04, 0.025], [SHOES, SHOES, SHOES], [2, 3, 3], [f"{side}Leg", f"{side}Foot", f"{side}Toe"]),
@@ -232,7 +233,7 @@ def body_parts(P, index):
 
 def bone_segments(P, layout, index):
     seg = {}
-    for name, parent, head, target in layout:
+    for name, _parent, _head, target in layout:
         seg[name] = (P[index[name]], target)
     seg["Hips"] = (np.array([0.0, 0.80, 0.0]), P[index["Spine"]])
     return seg

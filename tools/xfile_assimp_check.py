@@ -35,9 +35,11 @@ Like with like
 
 Known differences of assimp's reading (explained in the last column)
 --------------------------------------------------------------------
-A probe over the tolerance is checked once more against the core's
-evaluation of the file with assimp's documented behaviour applied; when that
-agrees, the verdict says which behaviour explains the difference:
+A probe over the tolerance is checked once more against the reference, the
+scene ``io/xfile/adapter.read_scene`` makes of the file evaluated by
+``scene.evaluate`` (core/ only, no Blender), with assimp's documented
+behaviour applied; when that agrees, the verdict says which behaviour
+explains the difference:
 
 * ``FilterHierarchy``: assimp's X parser folds an unnamed child frame that
   holds meshes into its parent when the parent has no meshes and no other
@@ -158,12 +160,13 @@ def _strip_animations(glb: Path, out: Path) -> Path:
     return out
 
 
-def assimp_glb(path: Path, tmp: Path, rig) -> tuple[Path | None, str]:
+def assimp_glb(path: Path, tmp: Path, ref: "Reference") -> tuple[Path | None, str]:
     """``assimp export`` to .glb; (None, reason) when assimp fails."""
     src, note = path, ""
-    if rig.clips and not rig.xfile.anim_ticks_per_second:
-        src = _ticks_patched(path, tmp, int(rig.ticks_per_second))
-        note = f"AnimTicksPerSecond {int(rig.ticks_per_second)} given to assimp"
+    if ref.scene.clips and not ref.xfile.anim_ticks_per_second:
+        tps = int(ref.ticks_per_second)
+        src = _ticks_patched(path, tmp, tps)
+        note = f"AnimTicksPerSecond {tps} given to assimp"
     glb = tmp / (path.stem + ".glb")
     r = subprocess.run(["assimp", "export", str(src), str(glb)], capture_output=True, text=True)
     if r.returncode < 0:
@@ -235,36 +238,63 @@ def gltf_points(bpy, glb: Path, tmp: Path, probes) -> dict:
 
 
 # ---------------------------------------------------------------------------
-# assimp's documented behaviour, applied to the core's evaluation of the file
+# the reference: the file's scene (io/xfile/adapter) evaluated by scene.evaluate,
+# with assimp's documented behaviour applied
 
-def filter_hierarchy_folds(rig) -> dict[int, int]:
+class Reference:
+    """A .X file as the scene our reader makes of it (Blender space, default
+    axes: what the glTF importer shows of assimp's reading too), with the
+    parsed file's frames (joint ``i`` is frame ``i``)."""
+
+    def __init__(self, path: Path):
+        from legacy_skin_io.io.xfile import adapter, read_xfile
+        from legacy_skin_io.scene import evaluate
+
+        self.xfile = read_xfile(path)
+        self.scene = adapter.scene_from_xfile(self.xfile, path=str(path))
+        self.frames = list(self.xfile.all_frames())
+        self.meshes = list(self.xfile.meshes) + [m for f in self.frames for m in f.meshes]   # scene.meshes' order
+        self.ticks_per_second = float(self.xfile.anim_ticks_per_second or adapter.DEFAULT_TICKS_PER_SECOND)
+        self.size = evaluate.size(self.scene)
+
+    @property
+    def parents(self) -> np.ndarray:
+        sk = self.scene.skeleton
+        return sk.parents if sk is not None else np.zeros(0, dtype=np.int64)
+
+    def clip(self, name: str):
+        return next(c for c in self.scene.clips if c.name == name)
+
+
+def filter_hierarchy_folds(ref: Reference) -> dict[int, int]:
     """{unnamed child frame: parent frame} that assimp's FilterHierarchy folds."""
     kids: dict[int, list[int]] = {}
-    for j, p in enumerate(rig.skel.parents):
+    for j, p in enumerate(ref.parents):
         if p >= 0:
             kids.setdefault(int(p), []).append(j)
     out = {}
     for p, ch in kids.items():
         c = ch[0]
-        if (len(ch) == 1 and not rig.frames[p].meshes and not rig.frames[c].name
-                and rig.frames[c].meshes):
+        if (len(ch) == 1 and not ref.frames[p].meshes and not ref.frames[c].name
+                and ref.frames[c].meshes):
             out[c] = p
     return out
 
 
-def assimp_gltf_influences(rig, mi: int):
+def assimp_gltf_influences(ref: Reference, mi: int):
     """The influences assimp's glTF2 ExportSkin writes (see the module notes);
     None when every vertex has at most 4 (nothing dropped)."""
     from legacy_skin_io.core import skinning
 
-    sk = rig.skins[mi]
-    n = len(rig.meshes[mi].positions)
+    mesh = ref.scene.meshes[mi]
+    sk = mesh.skin
+    n = len(mesh.positions)
     if sk is None or not len(sk.vertex) or np.bincount(sk.vertex, minlength=n).max() <= 4:
         return None
     slot_w = np.zeros((n, 4), dtype=np.float32)
     slot_j = np.full((n, 4), -1, dtype=np.int64)
     used = np.zeros(n, dtype=np.int64)
-    # assimp iterates bones (SkinWeights, file order) then their weights: our arrays' order
+    # assimp iterates bones (SkinWeights, file order) then their weights: the skin's order
     for v, j, w in zip(sk.vertex, sk.joint, sk.weight.astype(np.float32)):
         if slot_w[v].sum(dtype=np.float32) >= 1.0:
             continue
@@ -280,29 +310,34 @@ def assimp_gltf_influences(rig, mi: int):
     return skinning.Influences.from_sparse(n, verts[keep], slot_j[keep], slot_w[keep].astype(np.float64))
 
 
-def assimp_model_points(rig, clip, frame: float | None, fps: float):
-    """The core's world positions (Blender space, default axes) with assimp's
-    known behaviour applied; (points, names of the behaviours that changed anything)."""
-    from legacy_skin_io.io.xfile.playback import Handedness
+def assimp_model_points(ref: Reference, clip, frame: float | None, fps: float):
+    """The reference's world positions (Blender space) at a scene frame, with
+    assimp's known behaviour applied; (points, names of the behaviours that
+    changed anything)."""
+    from legacy_skin_io.scene import evaluate
 
+    scene = ref.scene
+    sk = scene.skeleton
     applied = []
+    if sk is None:
+        return np.concatenate(evaluate.evaluate(scene, None, [0.0], fps)), applied
+    default = sk.world()
     if clip is None:
-        world = rig.world0
+        world = default
     else:
-        local = rig.sample_local(clip, rig.frames_to_ticks([frame], fps))[0]
-        folds = {c: p for c, p in filter_hierarchy_folds(rig).items() if clip.animated[p]}
+        local = clip.sample_local(sk.local, evaluate.clip_times(clip, [frame], fps))[0]
+        folds = {c: p for c, p in filter_hierarchy_folds(ref).items() if clip.animated[p]}
         if folds:
             local[list(folds)] = np.eye(4)
             applied.append("FilterHierarchy")
-        world = rig.skel.world(local[None])[0]
+        world = sk.world(local[None])[0]
     pts = []
-    for mi in range(len(rig.meshes)):
-        infl = assimp_gltf_influences(rig, mi)
+    for mi, m in enumerate(scene.meshes):
+        infl = assimp_gltf_influences(ref, mi)
         if infl is not None and "glTF 4 weights" not in applied:
             applied.append("glTF 4 weights")
-        pts.append(rig.positions(mi, world, infl))
-    pts = np.concatenate(pts) if pts else np.zeros((0, 3))
-    return Handedness().points(pts), applied
+        pts.append(evaluate.mesh_positions(scene, m, world, default, infl))
+    return (np.concatenate(pts) if pts else np.zeros((0, 3))), applied
 
 
 # ---------------------------------------------------------------------------
@@ -335,26 +370,24 @@ def our_points(bpy, path: Path, probes) -> dict:
 # ---------------------------------------------------------------------------
 
 def check(bpy, path: Path, tmp: Path, n_times: int = 4):
-    from legacy_skin_io.io.xfile import read_xfile
-    from legacy_skin_io.io.xfile.playback import XRig
-
-    rig = XRig.from_xfile(read_xfile(path))
-    glb, note = assimp_glb(path, tmp, rig)
+    ref = Reference(path)
+    glb, note = assimp_glb(path, tmp, ref)
     if glb is None:
-        missing = sorted({sw.frame_name for m in rig.meshes for sw in m.skin_weights
-                          if sw.frame_name not in set(rig.names)})
+        names = {f.name for f in ref.frames}
+        missing = sorted({sw.frame_name for m in ref.meshes for sw in m.skin_weights
+                          if sw.frame_name not in names})
         if missing:  # assimp's glTF2 ExportSkin looks every bone up as a node
             note += f"; SkinWeights name missing frames: {', '.join(missing)}"
         return [(path.name, "-", "-", float("nan"), note)]
     fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
     probes = [(None, None)]
-    for clip in rig.clips:
-        f1 = float(rig.ticks_to_frames(clip.last_tick, fps))
+    for clip in ref.scene.clips:
+        f1 = float(clip.to_frames(clip.end, fps))
         for f in np.unique(np.round(np.linspace(0, f1, n_times))):
             probes.append((clip.name, float(f)))
     theirs = gltf_points(bpy, glb, tmp, probes)
     ours = our_points(bpy, path, probes)
-    size = rig.size()
+    size = ref.size
     rows = []
     for key in probes:
         name, f = key
@@ -366,8 +399,8 @@ def check(bpy, path: Path, tmp: Path, n_times: int = 4):
         d = nn_distance(a, b) / size
         verdict = "ok" if d <= TOLERANCE else "DIFF"
         if verdict == "DIFF":
-            clip = None if name is None else next(c for c in rig.clips if c.name == name)
-            model, applied = assimp_model_points(rig, clip, f, fps)
+            clip = None if name is None else ref.clip(name)
+            model, applied = assimp_model_points(ref, clip, f, fps)
             dm = nn_distance(model, b) / size
             if applied and dm <= TOLERANCE:
                 verdict = f"explained: {' + '.join(applied)} (then {dm:.1e})"

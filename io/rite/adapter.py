@@ -248,7 +248,6 @@ def key_signs(clip: Clip, skeleton: Skeleton) -> dict[str, list[list[int]]]:
 def read_scene(paths, *, axes: AxisConversion | None = None, layer: str = "ACTION",
                warnings: list[str] | None = None) -> Scene:
     """A .ram and any number of .raa files as one scene (a clip per .raa)."""
-    from .raa_reader import read_raa
     from .ram_reader import read_ram
 
     warnings = warnings if warnings is not None else []

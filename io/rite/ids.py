@@ -16,7 +16,6 @@ class IdTable:
 
     def __init__(self, src: Source, ids: np.ndarray, line_of, what: str):
         self.ids = ids
-        n = len(ids)
         if _is_range(ids):
             self.order = None  # already 0..n-1 in order
             self.sorted = None

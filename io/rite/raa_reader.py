@@ -5,8 +5,20 @@ from __future__ import annotations
 import numpy as np
 
 from .ids import IdTable
-from .lexer import (MAX_FRAMES, MAX_TRACKS, MIN_QUATERNION_LENGTH, Sink, Source, check_count_fits, is_keyword,
-                    line_tokens, parse_count, parse_id, parse_name, where_name)
+from .lexer import (
+    MAX_FRAMES,
+    MAX_TRACKS,
+    MIN_QUATERNION_LENGTH,
+    Sink,
+    Source,
+    check_count_fits,
+    is_keyword,
+    line_tokens,
+    parse_count,
+    parse_id,
+    parse_name,
+    where_name,
+)
 from .model import RaaAnimation, RaaTrack
 from .records import RecordSpec, read_records
 from .source_io import load_bytes, stem_of, text_bytes

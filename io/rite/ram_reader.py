@@ -5,8 +5,21 @@ from __future__ import annotations
 import numpy as np
 
 from .ids import IdTable, first_bad_row
-from .lexer import (MAX_JOINTS, Sink, Source, check_count_fits, check_quaternion, is_keyword, line_tokens, parse_count,
-                    parse_float, parse_id, parse_int, parse_name, where_name)
+from .lexer import (
+    MAX_JOINTS,
+    Sink,
+    Source,
+    check_count_fits,
+    check_quaternion,
+    is_keyword,
+    line_tokens,
+    parse_count,
+    parse_float,
+    parse_id,
+    parse_int,
+    parse_name,
+    where_name,
+)
 from .model import RamModel, RiteJoint
 from .records import RecordSpec, read_records
 from .source_io import load_bytes, stem_of, text_bytes

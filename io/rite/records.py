@@ -41,8 +41,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .lexer import (FLOAT_LIMIT, INT_LIMIT, MAX_NAME_LENGTH, Sink, Source, check_quotes, float_or_none,
-                    is_keyword, parse_float, parse_id, parse_int, parse_name, tokens)
+from .lexer import (
+    FLOAT_LIMIT,
+    INT_LIMIT,
+    MAX_NAME_LENGTH,
+    Sink,
+    Source,
+    check_quotes,
+    float_or_none,
+    is_keyword,
+    parse_float,
+    parse_id,
+    parse_int,
+    parse_name,
+    tokens,
+)
 
 
 @dataclass(frozen=True)

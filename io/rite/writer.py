@@ -22,10 +22,10 @@ import itertools
 
 import numpy as np
 
+from ..atomic import write_atomic
 from ..errors import FormatError
 from .lexer import FLOAT_LIMIT, MAX_FRAMES, MAX_JOINTS, MAX_NAME_LENGTH, MAX_TRACKS, MIN_QUATERNION_LENGTH
 from .model import RaaAnimation, RamModel
-from ..atomic import write_atomic
 
 RAM_HEADER = "# RiTE Ascii Model (legacy_skin_io)\n"
 RAA_HEADER = "# RiTE Ascii Animation (legacy_skin_io)\n"

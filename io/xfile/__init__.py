@@ -5,8 +5,7 @@ Pure Python + numpy. Data is kept exactly as stored: Direct3D row-vector
 matrices, left-handed coordinates, v-down texture coordinates; converting to
 Blender's conventions is the importer's job.
 """
-from .model import (XAnimation, XAnimationKey, XAnimationSet, XFile, XFrame,
-                    XMaterial, XMesh, XSkinWeights)
+from .model import XAnimation, XAnimationKey, XAnimationSet, XFile, XFrame, XMaterial, XMesh, XSkinWeights
 from .reader import read_xfile, read_xfile_bytes
 from .writer import FORMATS, write_xfile, write_xfile_bytes
 

@@ -716,7 +716,8 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, fmt: s
     ``key_type`` "TRS" (rotation, scale, position keys) or "MATRIX".
     Written to a temporary file and renamed over ``path``. Returns [path]."""
     from ..errors import FormatError
-    from .writer import FORMATS as WRITER_FORMATS, write_xfile
+    from .writer import FORMATS as WRITER_FORMATS
+    from .writer import write_xfile
 
     if fmt not in WRITER_FORMATS:
         raise FormatError(f"format must be one of {', '.join(WRITE_FORMATS)}, not {fmt!r}", path=path)

@@ -7,8 +7,15 @@ import struct
 
 import numpy as np
 
-from .binary_tokens import (TOKEN_CBRACE, TOKEN_FLOAT_LIST, TOKEN_INTEGER_LIST,
-                            TOKEN_NAME, TOKEN_OBRACE, TOKEN_SEMICOLON, TOKEN_STRING)
+from .binary_tokens import (
+    TOKEN_CBRACE,
+    TOKEN_FLOAT_LIST,
+    TOKEN_INTEGER_LIST,
+    TOKEN_NAME,
+    TOKEN_OBRACE,
+    TOKEN_SEMICOLON,
+    TOKEN_STRING,
+)
 
 _W = struct.Struct("<H")
 _WD = struct.Struct("<HI")

@@ -13,8 +13,7 @@ import struct
 import numpy as np
 
 from ..errors import FormatError
-from .tokens import (CLOSE, EOF, GUID, NAME, NUM, OPEN, OTHER, STRING,
-                     TokenStream, decode_name)
+from .tokens import CLOSE, EOF, GUID, NAME, NUM, OPEN, OTHER, STRING, TokenStream, decode_name
 
 TOKEN_NAME = 1
 TOKEN_STRING = 2

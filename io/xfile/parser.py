@@ -32,9 +32,7 @@ from collections import Counter
 
 import numpy as np
 
-from ..errors import FormatError
-from .model import (XAnimation, XAnimationKey, XAnimationSet, XFile, XFrame,
-                    XMaterial, XMesh, XSkinWeights)
+from .model import XAnimation, XAnimationKey, XAnimationSet, XFile, XFrame, XMaterial, XMesh, XSkinWeights
 from .tokens import CLOSE, EOF, GUID, NAME, NUM, OPEN, TokenStream
 from .vertex_streams import decode_decl, decode_fvf, dwords_to_bytes
 
@@ -221,7 +219,7 @@ class Parser:
 
     def end(self, what: str) -> None:
         """Skip whatever children remain in the current object."""
-        for ident, ref in self.children(what):
+        for ident, _ref in self.children(what):
             if ident is not None:
                 self.unknown_object(ident)
 

@@ -7,8 +7,7 @@ import re
 
 import numpy as np
 
-from .tokens import (CLOSE, EOF, GUID, NAME, NUM, OPEN, STRING, TokenStream,
-                     decode_name)
+from .tokens import CLOSE, EOF, GUID, NAME, NUM, OPEN, STRING, TokenStream, decode_name
 
 # Strings, GUIDs and comments are found by one regex; the plain text between
 # them is split with str.replace / str.split (fast). "#" right after "."
@@ -208,7 +207,7 @@ class TextTokens(TokenStream):
             arr = None if values is None else self.check_integral(values)
             if arr is None:
                 self._bad_token(chunk, what, n, integer=True)
-                raise self.error(f"{what}: integer out of range")
+                raise self.error(f"{what}: integer out of range") from None
         if arr.shape != (n,):
             raise self.error(f"{what}: malformed numbers")
         self.i += n
