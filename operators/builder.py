@@ -355,7 +355,12 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
     me.update(calc_edges=True)
     if m.normals is not None and len(loop_v):
         n = np.asarray(m.normals, dtype=np.float32)[src]
-        me.normals_split_custom_set(n)
+        per_vertex = np.zeros((V, 3), dtype=np.float32)
+        per_vertex[loop_v] = n
+        if np.array_equal(per_vertex[loop_v], n):      # one normal per vertex: the 4x faster call
+            me.normals_split_custom_set_from_vertices(per_vertex)
+        else:
+            me.normals_split_custom_set(n)
         # the exact normals, for a lossless export (custom normals are stored quantised)
         exact: Any = me.attributes.new(metadata.NORMAL_ATTR, "FLOAT_VECTOR", "CORNER")
         exact.data.foreach_set("vector", n.reshape(-1))
