@@ -31,7 +31,7 @@ from ..core import quat, rig, sampling
 from ..core.blend import mergeable_influences
 from ..scene import Clip, Material, Mesh, Scene
 from ..scene import evaluate as oracle
-from . import anim_build, metadata, textures
+from . import anim_build, attribute_nodes, metadata, textures
 
 MIN_BONE_FRACTION = 2e-3    # bone length floor, as a fraction of the model size
 MIN_BONE_LENGTH = 1e-3      # absolute floor (Blender units)
@@ -491,22 +491,8 @@ def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
                     attrs.append(a.name)
                     a.data.foreach_set("value", dense[k])
                 del dense
-                ng = bpy.data.node_groups.new(".lsio_vertex_groups", "GeometryNodeTree")
-                ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
-                ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
-                sock = ng.nodes.new("NodeGroupInput").outputs[0]
-                for name, jj in zip(attrs, batch.tolist()):
-                    read: Any = ng.nodes.new("GeometryNodeInputNamedAttribute")
-                    read.data_type = "FLOAT"
-                    read.inputs["Name"].default_value = name
-                    store: Any = ng.nodes.new("GeometryNodeStoreNamedAttribute")
-                    store.data_type = "FLOAT"
-                    store.domain = "POINT"
-                    store.inputs["Name"].default_value = groups[jj][0]
-                    ng.links.new(sock, store.inputs["Geometry"])
-                    ng.links.new(read.outputs["Attribute"], store.inputs["Value"])
-                    sock = store.outputs["Geometry"]
-                ng.links.new(sock, ng.nodes.new("NodeGroupOutput").inputs[0])
+                ng = attribute_nodes.copy_group(".lsio_vertex_groups",
+                                                [(name, groups[jj][0]) for name, jj in zip(attrs, batch.tolist())])
                 mod = cast(bpy.types.NodesModifier, obj.modifiers.new(".lsio_vertex_groups", "NODES"))
                 mod.node_group = ng
                 mod.show_viewport = False    # applied all the same; the depsgraph need not evaluate it first

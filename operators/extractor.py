@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core import quat, rig, sampling
 from ..scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
-from . import metadata
+from . import attribute_nodes, metadata
 
 
 class ExtractError(ValueError):
@@ -162,22 +162,8 @@ def vertex_weights(me, obj, bone_joint: dict[str, int]) -> tuple[np.ndarray, np.
                 if ng is not None:
                     mod.node_group = None
                     bpy.data.node_groups.remove(ng)
-                ng = bpy.data.node_groups.new(".lsio_weights", "GeometryNodeTree")
-                ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
-                ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
-                sock = ng.nodes.new("NodeGroupInput").outputs[0]
-                for k, (name, _) in enumerate(batch):
-                    read: Any = ng.nodes.new("GeometryNodeInputNamedAttribute")
-                    read.data_type = "FLOAT"
-                    read.inputs["Name"].default_value = name
-                    store: Any = ng.nodes.new("GeometryNodeStoreNamedAttribute")
-                    store.data_type = "FLOAT"
-                    store.domain = "POINT"
-                    store.inputs["Name"].default_value = f".lsio_w{k}"
-                    ng.links.new(sock, store.inputs["Geometry"])
-                    ng.links.new(read.outputs["Attribute"], store.inputs["Value"])
-                    sock = store.outputs["Geometry"]
-                ng.links.new(sock, ng.nodes.new("NodeGroupOutput").inputs[0])
+                ng = attribute_nodes.copy_group(".lsio_weights",
+                                                [(name, f".lsio_w{k}") for k, (name, _) in enumerate(batch)])
                 mod.node_group = ng
                 em = tmp.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
                 if len(em.vertices) != V:

@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Vertex groups in bulk through Geometry Nodes: inside a node tree a vertex
+group is a float point attribute, so a group that copies named attributes
+moves many weights at once (Blender has no bulk API for deform weights).
+Used by the builder (float attributes -> vertex groups) and the extractor
+(vertex groups -> float attributes)."""
+from __future__ import annotations
+
+from typing import Any
+
+import bpy
+
+
+def copy_group(name: str, pairs: list[tuple[str, str]]) -> Any:
+    """A temporary Geometry Nodes group that stores each float point
+    attribute ``source`` as ``target`` (pairs of names); the caller removes it."""
+    ng: Any = bpy.data.node_groups.new(name, "GeometryNodeTree")
+    ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    sock = ng.nodes.new("NodeGroupInput").outputs[0]
+    for source, target in pairs:
+        read: Any = ng.nodes.new("GeometryNodeInputNamedAttribute")
+        read.data_type = "FLOAT"
+        read.inputs["Name"].default_value = source
+        store: Any = ng.nodes.new("GeometryNodeStoreNamedAttribute")
+        store.data_type = "FLOAT"
+        store.domain = "POINT"
+        store.inputs["Name"].default_value = target
+        ng.links.new(sock, store.inputs["Geometry"])
+        ng.links.new(read.outputs["Attribute"], store.inputs["Value"])
+        sock = store.outputs["Geometry"]
+    ng.links.new(sock, ng.nodes.new("NodeGroupOutput").inputs[0])
+    return ng
