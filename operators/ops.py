@@ -304,55 +304,41 @@ def _prop(spec):
     return BoolProperty(**kw)
 
 
-def classes_for(fmt: Format) -> list:
-    out = []
-    glob = ";".join(f"*{s}" for s in fmt.model_suffixes)
-    model_ext = fmt.model_suffixes[0]
-    import_specs = getattr(fmt.options, "IMPORT_OPTIONS", ())
-    imp_ann = {"filter_glob": StringProperty(default=glob + ";" + glob.upper(), options={"HIDDEN"})}
-    for spec in import_specs:
-        imp_ann[spec["id"]] = _prop(spec)
-    imp = type(f"IMPORT_SCENE_OT_{fmt.id}", (_ModelImport,), {
-        "__doc__": f"Import {fmt.description}",
-        "bl_idname": f"import_scene.{fmt.id}", "bl_label": f"Import {fmt.label}",
-        "bl_options": {"REGISTER", "UNDO", "PRESET"}, "filename_ext": model_ext, "format": fmt,
-        "format_options": tuple(s["id"] for s in import_specs), "__annotations__": imp_ann,
-    })
-    defaults = getattr(fmt.options, "IMPORT_DEFAULTS", {})
-    for name, value in defaults.items():      # the format's own defaults for shared options
-        prop = _ModelImport.__annotations__[name]
-        imp.__annotations__[name] = prop.function(**{**prop.keywords, "default": value})
-    out.append(_oriented(imp))
-    if fmt.animation_files:
-        aglob = ";".join(f"*{s}" for s in fmt.animation_files)
-        out.append(type(f"IMPORT_ANIM_OT_{fmt.id}", (_AnimImport,), {
-            "__doc__": f"Import {fmt.anim_label} onto the active armature (matched by bone name), one action "
-                       f"per animation",
-            "bl_idname": f"import_anim.{fmt.id}", "bl_label": f"Import {fmt.anim_label}",
-            "bl_options": {"REGISTER", "UNDO", "PRESET"}, "filename_ext": fmt.animation_files[0], "format": fmt,
-            "__annotations__": {"filter_glob": StringProperty(default=aglob + ";" + aglob.upper(),
-                                                              options={"HIDDEN"})},
-        }))
-    specs = getattr(fmt.options, "EXPORT_OPTIONS", ())
+def _operator(base, fmt: Format, idname: str, label: str, doc: str, suffixes: tuple[str, ...],
+              specs: tuple = (), undo: bool = True):
+    """An operator class for ``fmt``: ``base``'s options, the format's own
+    (``specs``), a file filter for ``suffixes``."""
+    glob = ";".join(f"*{s}" for s in suffixes)
     ann = {"filter_glob": StringProperty(default=glob + ";" + glob.upper(), options={"HIDDEN"})}
     for spec in specs:
         ann[spec["id"]] = _prop(spec)
-    exp = type(f"EXPORT_SCENE_OT_{fmt.id}", (_Export,), {
-        "__doc__": f"Export {fmt.description}",
-        "bl_idname": f"export_scene.{fmt.id}", "bl_label": f"Export {fmt.label}",
-        "bl_options": {"REGISTER", "PRESET"}, "filename_ext": model_ext, "format": fmt,
-        "format_options": tuple(s["id"] for s in specs), "__annotations__": ann,
-    })
-    out.append(_oriented(exp))
+    kind, _ = idname.split(".")
+    return type(f"{kind.upper()}_OT_{fmt.id}", (base,), {
+        "__doc__": doc, "bl_idname": idname, "bl_label": label,
+        "bl_options": {"REGISTER", "UNDO", "PRESET"} if undo else {"REGISTER", "PRESET"},
+        "filename_ext": suffixes[0], "format": fmt, "format_options": tuple(s["id"] for s in specs),
+        "__annotations__": ann})
+
+
+def classes_for(fmt: Format) -> list:
+    options = fmt.options
+    imp = _operator(_ModelImport, fmt, f"import_scene.{fmt.id}", f"Import {fmt.label}",
+                    f"Import {fmt.description}", fmt.model_suffixes, getattr(options, "IMPORT_OPTIONS", ()))
+    for name, value in getattr(options, "IMPORT_DEFAULTS", {}).items():   # the format's defaults for shared options
+        prop = _ModelImport.__annotations__[name]
+        imp.__annotations__[name] = prop.function(**{**prop.keywords, "default": value})
+    out = [_oriented(imp)]
+    if fmt.animation_files:
+        out.append(_operator(_AnimImport, fmt, f"import_anim.{fmt.id}", f"Import {fmt.anim_label}",
+                             f"Import {fmt.anim_label} onto the active armature (matched by bone name), one action "
+                             f"per animation", fmt.animation_files))
+    out.append(_oriented(_operator(_Export, fmt, f"export_scene.{fmt.id}", f"Export {fmt.label}",
+                                   f"Export {fmt.description}", fmt.model_suffixes,
+                                   getattr(options, "EXPORT_OPTIONS", ()), undo=False)))
     if fmt.anim_suffixes:
-        aglob = ";".join(f"*{s}" for s in fmt.anim_suffixes)
-        out.append(type(f"EXPORT_ANIM_OT_{fmt.id}", (_AnimExport,), {
-            "__doc__": f"Export the active armature's action as a {fmt.anim_label} file",
-            "bl_idname": f"export_anim.{fmt.id}", "bl_label": f"Export {fmt.anim_label}",
-            "bl_options": {"REGISTER", "PRESET"}, "filename_ext": fmt.anim_suffixes[0], "format": fmt,
-            "__annotations__": {"filter_glob": StringProperty(default=aglob + ";" + aglob.upper(),
-                                                              options={"HIDDEN"})},
-        }))
+        out.append(_operator(_AnimExport, fmt, f"export_anim.{fmt.id}", f"Export {fmt.anim_label}",
+                             f"Export the active armature's action as a {fmt.anim_label} file", fmt.anim_suffixes,
+                             undo=False))
     out.append(type(f"IO_FH_{fmt.id}", (bpy.types.FileHandler,), {
         "bl_idname": f"IO_FH_{fmt.id}", "bl_label": fmt.label,
         "bl_import_operator": f"import_scene.{fmt.id}", "bl_export_operator": f"export_scene.{fmt.id}",
