@@ -4,6 +4,7 @@ for every registered format. ``cli.py`` parses the arguments and imports
 this module only for these commands (``convert`` needs no Blender)."""
 from __future__ import annotations
 
+import atexit
 import sys
 from pathlib import Path
 
@@ -16,10 +17,12 @@ from . import anim_build, builder, pipeline, verify
 
 
 def _register():
-    from .. import register
+    from .. import register, unregister
 
     if not hasattr(bpy.types, "IMPORT_SCENE_OT_rite"):
         register()
+        # bpy 4.5 crashes at interpreter exit with the add-on still registered
+        atexit.register(unregister)
 
 
 def _axes(fmt, args) -> AxisConversion:

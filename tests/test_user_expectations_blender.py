@@ -196,7 +196,12 @@ def test_collection_exporters_export_only_their_collection(bpy, tmp_path, fid):
     mesh.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)], [], [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)])
     coll.objects.link(bpy.data.objects.new("crate", mesh))
     fmt = next(f for f in FORMATS if f.id == fid)
-    exporter = coll.exporters.new(f"IO_FH_{fid}", name="mine")
+    if hasattr(coll.exporters, "new"):                         # Blender 5.0
+        exporter = coll.exporters.new(f"IO_FH_{fid}", name="mine")
+    else:                                                      # 4.5 LTS: the operator behind the panel
+        with bpy.context.temp_override(collection=coll):
+            assert bpy.ops.collection.exporter_add(name=f"IO_FH_{fid}") == {"FINISHED"}
+        exporter = coll.exporters[-1]
     out = tmp_path / f"props{fmt.model_suffixes[0]}"
     exporter.export_properties.filepath = str(out)
     with bpy.context.temp_override(collection=coll):

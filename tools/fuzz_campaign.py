@@ -90,6 +90,7 @@ def child(batch_file: str) -> int:
             problems.append(f"resident memory {rss / 2**20:.0f} MB")
         print(json.dumps({"name": name, "seconds": round(dt, 3), "problems": problems}), flush=True)
     del tmp
+    legacy_skin_io.unregister()      # bpy 4.5 crashes at exit with an add-on left registered
     return 0
 
 
