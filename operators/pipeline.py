@@ -105,6 +105,10 @@ def load_many(context, fmt: Format, paths: list[str], **kw) -> list[Imported]:
     still imported, as Blender's glTF and FBX importers do."""
     models = [p for p in paths if Path(p).suffix.lower() not in fmt.anim_suffixes]
     anims = [p for p in paths if Path(p).suffix.lower() in fmt.anim_suffixes]
+    if not models:
+        return [Imported(paths[0] if paths else "", None,
+                         f"no model file ({', '.join(fmt.model_suffixes)}) among the files: animations "
+                         f"import onto an armature with File > Import > {fmt.anim_label}")]
     out = []
     for i, p in enumerate(models):
         try:

@@ -296,3 +296,12 @@ def test_bundled_sample_walk_and_wave_verify_every_frame(bpy):
     assert report.ok, report.table()
     assert len(report.frames) == 81
     assert _moved(ref, ref.clips, list(range(0, 81, 4)), fps(bpy)) > 1e-2 * report.size
+
+
+def test_animation_files_given_to_the_model_import_are_a_clear_error(bpy):
+    from conftest import SAMPLES
+
+    before = snapshot(bpy)
+    with pytest.raises(RuntimeError, match=r"no model file \(\.ram\).*RiTE Animation"):
+        bpy.ops.import_scene.rite(filepath=str(SAMPLES / "rite" / "walk.raa"))
+    assert snapshot(bpy) == before
