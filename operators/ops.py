@@ -70,14 +70,25 @@ def draw_sections(op, sections) -> None:
 # ---------------------------------------------------------------------------
 # import
 
-class _ModelImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # the stubs' invoke/check signatures differ
-    """Shared by every format's model import (not registered itself)."""
+class _FileImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # the stubs' invoke/check signatures differ
+    """Several files at once (file browser or drag-and-drop, which shows the
+    options in a popup first). Not registered itself."""
 
     format: Format
     format_options: tuple[str, ...] = ()
 
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+
+    def invoke(self, context, event):
+        path = self.filepath  # type: ignore[attr-defined]  # ImportHelper's property
+        if path and os.path.isfile(path):  # drag-and-drop: options popup
+            return self.invoke_popup(context)
+        return ImportHelper.invoke(self, context, event)
+
+
+class _ModelImport(_FileImport):
+    """Shared by every format's model import (not registered itself)."""
 
     global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6,
                                 description="Scale the model (files are in their author's units)")
@@ -105,12 +116,6 @@ class _ModelImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # t
                                   description="Set the scene's start and end frames to the animations'")
     pack_images: BoolProperty(name="Pack Images", default=False,
                               description="Pack the textures found into the .blend file")
-
-    def invoke(self, context, event):
-        path = self.filepath  # type: ignore[attr-defined]  # ImportHelper's property
-        if path and os.path.isfile(path):  # drag-and-drop: options popup
-            return self.invoke_popup(context)
-        return ImportHelper.invoke(self, context, event)
 
     SECTIONS = (("Transform", ("global_scale", "axis_forward", "axis_up"), None, False),
                 ("Armature", ("bone_direction", "every_joint_bone", "rest_from"), None, False),
@@ -143,10 +148,8 @@ class _ModelImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # t
         return {"FINISHED"} if ok else {"CANCELLED"}
 
 
-class _AnimImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # the stubs' invoke/check signatures differ
-    format: Format
-    files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
-    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+class _AnimImport(_FileImport):
+    """Shared by every format's animation import (not registered itself)."""
 
     mode: EnumProperty(
         name="Playback", default="ACTION",
@@ -161,12 +164,6 @@ class _AnimImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # th
                                    "keys, an approximation)")
     set_frame_range: BoolProperty(name="Set Frame Range", default=True,
                                   description="Set the scene's start and end frames to the animations'")
-
-    def invoke(self, context, event):
-        path = self.filepath  # type: ignore[attr-defined]  # ImportHelper's property
-        if path and os.path.isfile(path):
-            return self.invoke_popup(context)
-        return ImportHelper.invoke(self, context, event)
 
     def execute(self, context):
         from . import pipeline
