@@ -127,17 +127,6 @@ class RestSplit:
         Pp = np.where(has_p, P[:, np.maximum(self.parent, 0)], np.eye(4))
         return np.linalg.inv(self.rel_rest) @ np.linalg.solve(Pp, P)
 
-    def world_from_basis(self, basis: np.ndarray) -> np.ndarray:
-        """Inverse of :meth:`pose_basis`: joint world matrices (F, B, 4, 4)
-        from pose basis matrices (F, B, 4, 4) (parents before children)."""
-        basis = np.asarray(basis, dtype=np.float64)
-        P = np.empty_like(basis)
-        for b in range(len(self.parent)):
-            p = self.parent[b]
-            own = self.rel_rest[b] @ basis[:, b]
-            P[:, b] = own if p < 0 else P[:, p] @ own
-        return P @ self.K
-
     def channels(self, t, r, s, b: np.ndarray):
         """Basis location/rotation/scale of bones ``b`` for local joint
         channels (translation (..., 3), rotation (..., 4), scale (..., 3)):

@@ -96,7 +96,3 @@ def for_path(path, *, sniff: bool = True) -> Format:
     known = ", ".join(s for f in FORMATS for s in f.suffixes)
     raise UnknownFormat(f"{Path(path).name}: unknown file type (known: {known})")
 
-
-def is_animation(path) -> bool:
-    suffix = Path(path).suffix.lower()
-    return any(suffix in f.anim_suffixes for f in FORMATS)

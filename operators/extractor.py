@@ -479,7 +479,7 @@ def _basis_rotation(pb, ch: dict, frames) -> np.ndarray:
     return np.array([(e.x, e.y, e.z, e.w) for e in q], dtype=np.float64).reshape(-1, 4)
 
 
-def clip_of(action, r: Rig, fps: float, every_frame: bool, warnings: list[str]) -> Clip | None:
+def clip_of(action, r: Rig, fps: float, warnings: list[str]) -> Clip | None:
     """A clip from an action: the local channels of the joints whose bones it
     animates, at each bone's keyed frames when that is exact, else at every
     frame of the action's range (quaternion rotation keys interpolate per
@@ -506,7 +506,7 @@ def clip_of(action, r: Rig, fps: float, every_frame: bool, warnings: list[str]) 
         j = joint_of[bone]
         bi = bone_index[j]
         pb = pbs[bone]
-        frames = None if every_frame else _linear_keys(ch)
+        frames = _linear_keys(ch)
         if frames is None:
             frames = every
         if pb.bone.use_connect:
@@ -586,7 +586,7 @@ def _world_of_bone(r: Rig, bi: int, basis, frames, chans, fps) -> np.ndarray:
 # the whole export
 
 def scene_of(context, *, armature=None, objects=None, apply_modifiers: bool = False,
-             animations: bool = True, every_frame: bool = False, warnings: list[str] | None = None) -> Scene:
+             animations: bool = True, warnings: list[str] | None = None) -> Scene:
     """A scene from Blender data: ``armature`` (or None) and the mesh
     ``objects`` to export (skinned to the armature, parented to its bones,
     or free)."""
@@ -612,7 +612,7 @@ def scene_of(context, *, armature=None, objects=None, apply_modifiers: bool = Fa
     if r is not None and animations:
         fps = context.scene.render.fps / context.scene.render.fps_base
         for action in rig_actions(armature, r.bone_names.values()):
-            clip = clip_of(action, r, fps, every_frame, warnings)
+            clip = clip_of(action, r, fps, warnings)
             if clip is not None:
                 scene.clips.append(clip)
     if not scene.meshes and r is None:

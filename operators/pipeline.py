@@ -203,8 +203,8 @@ def choose_armature(objs: list, context):
 
 
 def save(context, target: Format, path: str, *, objects=None, axes: AxisConversion | None = None,
-         apply_modifiers: bool = False, animations: bool = True, every_frame: bool = False,
-         rigged_only: bool = False, **writer_options) -> tuple[list[str], list[str]]:
+         apply_modifiers: bool = False, animations: bool = True,
+         **writer_options) -> tuple[list[str], list[str]]:
     """Export ``objects`` (default: the view layer's) as ``target``'s
     format. Returns (written paths, warnings)."""
     warnings: list[str] = []
@@ -216,12 +216,9 @@ def save(context, target: Format, path: str, *, objects=None, axes: AxisConversi
             if o.type == "MESH" and o not in meshes and (
                     o.parent == arm or any(m.type == "ARMATURE" and m.object == arm for m in o.modifiers)):
                 meshes.append(o)
-    if rigged_only and arm is not None:
-        meshes = [o for o in meshes if o.parent == arm or any(m.type == "ARMATURE" and m.object == arm
-                                                                for m in o.modifiers)]
     try:
         scene = extractor.scene_of(context, armature=arm, objects=meshes, apply_modifiers=apply_modifiers,
-                                   animations=animations, every_frame=every_frame, warnings=warnings)
+                                   animations=animations, warnings=warnings)
         validate(scene, _fps(context))
         fps = _fps(context)
         written = target.adapter.write_scene(scene, path, warnings=warnings, axes=axes, fps=fps, **writer_options)
@@ -247,7 +244,7 @@ def save_animation(context, fmt: Format, path: str, *, armature, action=None,
     context.view_layer.update()
     try:
         r = extractor.rig_of(armature)
-        clip = extractor.clip_of(action, r, _fps(context), False, warnings)
+        clip = extractor.clip_of(action, r, _fps(context), warnings)
         if clip is not None:
             r.scene.clips = [clip]
             validate(r.scene, _fps(context))

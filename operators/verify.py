@@ -55,12 +55,6 @@ def evaluated_world(context, obj) -> np.ndarray:
     return co.reshape(-1, 3).astype(np.float64) @ m[:3, :3].T + m[:3, 3]
 
 
-def evaluated_positions(context, mesh_obj, relative_to) -> np.ndarray:
-    """Evaluated vertex positions of ``mesh_obj`` in ``relative_to``'s space."""
-    inv = np.linalg.inv(np.array(relative_to.matrix_world))
-    return evaluated_world(context, mesh_obj) @ inv[:3, :3].T + inv[:3, 3]
-
-
 def verify(context, objects: dict, reference: Scene, clips, frames, rel_tolerance: float = 1e-5) -> Report:
     """Blender's evaluated meshes ``objects`` ({reference mesh index: object},
     world space) against the oracle's evaluation of ``reference`` (a fresh

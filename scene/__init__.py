@@ -7,7 +7,7 @@ Never imports bpy. Readers (``io/<format>/adapter.py``) build a
 data and back; :mod:`.evaluate` is the verification oracle.
 """
 from .axes import AxisConversion, axis_matrix
-from .model import LAYERS, Clip, Material, Mesh, Sampler, Scene, SceneError, Skeleton, Skin, Source, empty_channels
+from .model import Clip, Material, Mesh, Sampler, Scene, SceneError, Skeleton, Skin, Source
 
-__all__ = ["AxisConversion", "axis_matrix", "Clip", "LAYERS", "Material", "Mesh", "Sampler", "Scene",
-           "SceneError", "Skeleton", "Skin", "Source", "empty_channels"]
+__all__ = ["AxisConversion", "axis_matrix", "Clip", "Material", "Mesh", "Sampler", "Scene", "SceneError",
+           "Skeleton", "Skin", "Source"]

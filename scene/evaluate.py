@@ -24,11 +24,6 @@ def clip_times(clip: Clip, frames, fps: float) -> np.ndarray:
     return clip.wrap(clip.to_times(frames, fps))
 
 
-def stack_order(clips: list[Clip]) -> list[Clip]:
-    """Layers bottom first: mergeable ones in the given order, then dominant ones."""
-    return ([c for c in clips if c.layer != "DOMINANT"] + [c for c in clips if c.layer == "DOMINANT"])
-
-
 def joint_world(scene: Scene, clips: list[Clip] | Clip | None, frames, fps: float = 24.0) -> np.ndarray:
     """Joint world matrices (F, J, 4, 4) at scene ``frames``.
 

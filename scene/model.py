@@ -154,9 +154,6 @@ class Sampler(Protocol):
     def sample_rotations(self, times: np.ndarray) -> np.ndarray: ...
 
 
-LAYERS = ("ACTION", "MERGEABLE", "DOMINANT")
-
-
 @dataclass(eq=False)
 class Clip:
     """One animation: channels of joints' local transforms on a time axis.
@@ -287,10 +284,6 @@ class Clip:
             ref = keys[k][:, tg]
             r[:, tg] *= np.where(np.sum(r[:, tg] * ref, axis=-1, keepdims=True) < 0, -1.0, 1.0)
         return r
-
-
-def empty_channels(width: int) -> sampling.Channels:
-    return sampling.Channels.empty(width)
 
 
 # ---------------------------------------------------------------------------

@@ -178,21 +178,6 @@ def bind_tracks(names: list[str], anim: RaaAnimation, warnings: list[str],
     return out
 
 
-class RiteSampler:
-    """The Animator's sampling of a clip's rotation tracks, in scene space.
-
-    Left-multiplying keys by a unit orientation and the axis conversion are
-    linear, norm-preserving maps of the quaternion components, so the
-    runtime's ``slerpNoInvert`` of the converted keys equals the converted
-    ``slerpNoInvert`` of the file's keys."""
-
-    def __init__(self, clip: RiteClip):
-        self.clip = clip
-
-    def sample_rotations(self, times) -> np.ndarray:
-        return self.clip.sample(times)
-
-
 def clip_from_raa(skeleton: Skeleton, axes: AxisConversion, anim: RaaAnimation, *, layer: str = "ACTION",
                   weight: float = 1.0, warnings: list[str] | None = None) -> Clip:
     """An RAA as a clip on ``skeleton`` (whose joints' file-space
@@ -217,7 +202,7 @@ def clip_from_raa(skeleton: Skeleton, axes: AxisConversion, anim: RaaAnimation, 
     rotation = sampling.Channels(rclip.times, rclip.rotations, rclip.starts, rclip.track_of_key, joints)
     clip = Clip(anim.name, rotation, sampling.Channels.empty(3), sampling.Channels.empty(3), animated,
                 start=0.0, end=float(max(n - 1, 0)), ticks_per_second=None,
-                sampler=RiteSampler(rclip), cycle=(1.0, float(n)) if n >= 2 else None,
+                sampler=rclip, cycle=(1.0, float(n)) if n >= 2 else None,
                 layer=layer, weight=float(weight),
                 extras={"rite": {"frames": n, "frames_given": bool(anim.frame_count_given)}})
     clip.extras["rite"]["keys"] = key_signs(clip, skeleton)
@@ -375,10 +360,6 @@ def _rigid(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _rigid_quats(m: np.ndarray) -> np.ndarray:
     return quat.from_mat3(_rigid(m)[0])
-
-
-def _effect_text(v: float) -> str:
-    return f"{v:.1e}"
 
 
 class _RamBuild:
