@@ -79,6 +79,11 @@ class _FileImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # th
 
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+    bake: BoolProperty(name="Key Every Frame", default=True,
+                       description="Key every frame with the file's exact playback (off: only the file's "
+                                   "keys, which Blender interpolates a little differently between keys)")
+    set_frame_range: BoolProperty(name="Set Frame Range", default=True,
+                                  description="Set the scene's start and end frames to the animations'")
 
     def invoke(self, context, event):
         path = self.filepath  # type: ignore[attr-defined]  # ImportHelper's property
@@ -109,11 +114,6 @@ class _ModelImport(_FileImport):
         description="Which pose the armature's rest pose is")
     import_animations: BoolProperty(name="Animations", default=True,
                                     description="One action per animation (NLA tracks, the first active)")
-    bake: BoolProperty(name="Key Every Frame", default=False,
-                       description="Key every frame with the file's exact playback (off: only the file's "
-                                   "keys, which Blender interpolates a little differently between keys)")
-    set_frame_range: BoolProperty(name="Set Frame Range", default=True,
-                                  description="Set the scene's start and end frames to the animations'")
     pack_images: BoolProperty(name="Pack Images", default=False,
                               description="Pack the textures found into the .blend file")
 
@@ -159,11 +159,6 @@ class _AnimImport(_FileImport):
         description="How the animations play together")
     weight: FloatProperty(name="Weight", default=1.0, min=0.0, max=1.0,
                           description="Weight of a mergeable animation in the mix")
-    bake: BoolProperty(name="Key Every Frame", default=True,
-                       description="Key every frame with the file's exact playback (off: only the file's "
-                                   "keys, an approximation)")
-    set_frame_range: BoolProperty(name="Set Frame Range", default=True,
-                                  description="Set the scene's start and end frames to the animations'")
 
     def execute(self, context):
         from . import pipeline
@@ -322,7 +317,8 @@ def classes_for(fmt: Format) -> list:
     imp = _operator(_ModelImport, fmt, f"import_scene.{fmt.id}", f"Import {fmt.label}",
                     f"Import {fmt.description}", fmt.model_suffixes, getattr(options, "IMPORT_OPTIONS", ()))
     for name, value in getattr(options, "IMPORT_DEFAULTS", {}).items():   # the format's defaults for shared options
-        prop = _ModelImport.__annotations__[name]
+        prop = next(c.__annotations__[name] for c in _ModelImport.__mro__
+                    if name in c.__dict__.get("__annotations__", {}))
         imp.__annotations__[name] = prop.function(**{**prop.keywords, "default": value})
     out = [_oriented(imp)]
     if fmt.animation_files:
