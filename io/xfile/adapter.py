@@ -27,6 +27,7 @@ import numpy as np
 
 from ...core import quat, rig, sampling
 from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
+from ..rows import dedupe_rows
 from .model import XAnimationSet, XFile, XMaterial, XMesh
 
 FORMAT = "xfile"
@@ -444,7 +445,6 @@ class _SceneWriter:
     def mesh(self, m: Mesh, name: str | None, bake: np.ndarray | None) -> XMesh:
         """An XMesh in file space. ``bake`` (scene space) is folded into the
         vertices (a mesh whose placement under its joint has no frame)."""
-        from ..rite.adapter import dedupe_rows
         from .model import XSkinWeights
 
         back = self.back
