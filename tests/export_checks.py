@@ -171,3 +171,18 @@ def moved(ref, frames_of=whole_frames, fps_: float = 24.0) -> float:
     worst = max(np.linalg.norm(p - rest, axis=1).max() for c in ref.clips
                 for p in ev.evaluate(ref, c, frames_of(c, fps_), fps_))
     return float(worst / ev.size(ref))
+
+
+def crate(bpy, name="Crate"):
+    """A cube that belongs to no rig (not parented, not skinned)."""
+    import bmesh
+
+    me = bpy.data.meshes.new(name)
+    bm = bmesh.new()
+    bmesh.ops.create_cube(bm, size=0.5)
+    bm.to_mesh(me)
+    bm.free()
+    obj = bpy.data.objects.new(name, me)
+    obj.location = (2.0, 0.0, 0.0)
+    bpy.context.scene.collection.objects.link(obj)
+    return obj

@@ -216,21 +216,6 @@ def test_export_anim_writes_the_active_action_and_names_translated_bones(bpy, tm
 # ---------------------------------------------------------------------------
 # what is exported
 
-def _crate(bpy, name="Crate"):
-    """A cube that belongs to no rig (not parented, not skinned)."""
-    import bmesh
-
-    me = bpy.data.meshes.new(name)
-    bm = bmesh.new()
-    bmesh.ops.create_cube(bm, size=0.5)
-    bm.to_mesh(me)
-    bm.free()
-    obj = bpy.data.objects.new(name, me)
-    obj.location = (2.0, 0.0, 0.0)
-    bpy.context.scene.collection.objects.link(obj)
-    return obj
-
-
 def _select_only(bpy, *objs):
     for o in bpy.context.view_layer.objects:
         o.select_set(o in objs)
@@ -240,7 +225,7 @@ def _select_only(bpy, *objs):
 def test_export_scope(bpy, tmp_path):
     """RiTE holds one mesh: what was exported shows in its vertex count."""
     ao, mo, _ = rig.build(bpy)
-    crate = _crate(bpy)
+    crate = rig.crate(bpy)
     body, box = len(mo.data.vertices), len(crate.data.vertices)
     assert box == 8
 

@@ -224,24 +224,9 @@ def test_export_menu_and_file_handler(bpy):
 # ---------------------------------------------------------------------------
 # what is exported
 
-def _crate(bpy, name="Crate"):
-    """A cube that belongs to no rig (not parented, not skinned)."""
-    import bmesh
-
-    me = bpy.data.meshes.new(name)
-    bm = bmesh.new()
-    bmesh.ops.create_cube(bm, size=0.5)
-    bm.to_mesh(me)
-    bm.free()
-    obj = bpy.data.objects.new(name, me)
-    obj.location = (2.0, 0.0, 0.0)
-    bpy.context.scene.collection.objects.link(obj)
-    return obj
-
-
 def test_export_scope(bpy, tmp_path):
     ao, mo, _ = rig.build(bpy)
-    crate = _crate(bpy)
+    crate = rig.crate(bpy)
     body, box = len(mo.data.vertices), len(crate.data.vertices)
 
     def written(**kw) -> list[int]:
