@@ -31,7 +31,7 @@ from ..core import quat, rig, sampling
 from ..core.blend import mergeable_influences
 from ..scene import Clip, Material, Mesh, Scene
 from ..scene import evaluate as oracle
-from . import anim_build, attribute_nodes, metadata, textures
+from . import anim_build, attribute_nodes, mesh_arrays, metadata, textures
 
 MIN_BONE_FRACTION = 2e-3    # bone length floor, as a fraction of the model size
 MIN_BONE_LENGTH = 1e-3      # absolute floor (Blender units)
@@ -265,36 +265,30 @@ def set_pose(built: Built, basis: np.ndarray) -> None:
 # meshes
 
 def valid_faces(mesh: Mesh, warnings: list[str], label: str):
-    """Faces Blender can hold (3+ corners, no vertex twice): (kept faces,
-    their corners' indices into mesh.corners, sizes, loop starts)."""
+    """Faces Blender can hold (3+ corners, no vertex twice, not on the same
+    vertices as an earlier face): (kept faces, their corners' indices into
+    mesh.corners, sizes, loop starts). Faces are compared size by size, each
+    as its row of vertices sorted."""
     sizes = np.asarray(mesh.face_sizes, dtype=np.int64)
     idx = np.asarray(mesh.corners, dtype=np.int64)
-    F = len(sizes)
     starts = mesh.face_starts
-    face_of = np.repeat(np.arange(F), sizes)
     keep = sizes >= 3
-    if len(idx):
-        order = np.lexsort((idx, face_of))
-        fo, vo = face_of[order], idx[order]
-        dup = (fo[1:] == fo[:-1]) & (vo[1:] == vo[:-1])
-        keep[np.unique(fo[1:][dup])] = False
-    if not keep.all():
-        warnings.append(f"{label}: {int((~keep).sum())} degenerate face(s) skipped")
-    # a face on the same vertices as an earlier one (Blender's validate would remove it)
-    dup_faces = 0
-    if len(idx):
-        vsorted = np.empty_like(idx)
-        order = np.lexsort((idx, face_of))
-        vsorted[:] = idx[order]                      # each face's vertices, ascending, faces in order
-        for k in np.unique(sizes[keep]).tolist():
-            faces = np.nonzero(keep & (sizes == k))[0]
-            if len(faces) < 2:
-                continue
-            rows = vsorted[starts[faces][:, None] + np.arange(k)[None, :]]
-            _, first = np.unique(rows, axis=0, return_index=True)
-            again = np.setdiff1d(np.arange(len(faces)), first)
+    degenerate = dup_faces = 0
+    for k in np.unique(sizes[keep]).tolist():
+        faces = np.flatnonzero(sizes == k)
+        rows = np.sort(idx[starts[faces][:, None] + np.arange(k)[None, :]], axis=1)
+        twice = (rows[:, 1:] == rows[:, :-1]).any(axis=1)
+        if twice.any():
+            keep[faces[twice]] = False
+            degenerate += int(twice.sum())
+            faces, rows = faces[~twice], rows[~twice]
+        again = _repeated_rows(rows, len(mesh.positions))
+        if len(again):
             keep[faces[again]] = False
             dup_faces += len(again)
+    degenerate += int((sizes < 3).sum())
+    if degenerate:
+        warnings.append(f"{label}: {degenerate} degenerate face(s) skipped")
     if dup_faces:
         warnings.append(f"{label}: {dup_faces} duplicate face(s) (the same vertices as another) skipped")
     kept = np.nonzero(keep)[0]
@@ -304,6 +298,27 @@ def valid_faces(mesh: Mesh, warnings: list[str], label: str):
         np.cumsum(ksizes[:-1], out=kstart[1:])
     src = np.repeat(starts[kept], ksizes) + (np.arange(int(ksizes.sum())) - np.repeat(kstart, ksizes))
     return kept, src, ksizes, kstart
+
+
+def _repeated_rows(rows: np.ndarray, n_values: int) -> np.ndarray:
+    """Indices of the rows of ``rows`` ((n, k) ints in 0..n_values-1) equal
+    to an earlier row."""
+    n, k = rows.shape
+    if n < 2:
+        return np.zeros(0, dtype=np.int64)
+    if n_values ** k < 2 ** 63:                  # one integer per row
+        key = rows[:, 0].copy()
+        for c in range(1, k):
+            key *= n_values
+            key += rows[:, c]
+        order = np.argsort(key, kind="stable")
+        sk = key[order]
+        same = sk[1:] == sk[:-1]
+    else:
+        order = np.lexsort(rows.T[::-1])         # stable: equal rows keep their order
+        sr = rows[order]
+        same = (sr[1:] == sr[:-1]).all(axis=1)
+    return np.sort(order[1:][same])
 
 
 def _appearance(mat: Material) -> tuple:
@@ -330,25 +345,22 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
     kept, src, sizes, starts = valid_faces(m, built.warnings, label)
     loop_v = np.asarray(m.corners, dtype=np.int64)[src]
     me.vertices.add(V)
-    me.vertices.foreach_set("co", np.asarray(m.positions, dtype=np.float32).reshape(-1))
+    mesh_arrays.write(me, "position", "FLOAT_VECTOR", "POINT", m.positions)
     me.loops.add(len(loop_v))
     me.polygons.add(len(sizes))
-    me.loops.foreach_set("vertex_index", loop_v.astype(np.int32))
+    mesh_arrays.write(me, ".corner_vert", "INT", "CORNER", loop_v)
     me.polygons.foreach_set("loop_start", starts.astype(np.int32))
-    if len(sizes):
-        me.polygons.foreach_set("use_smooth", np.ones(len(sizes), dtype=bool))
+    if len(sizes) and "sharp_face" in me.attributes:      # faces are smooth where there is none
+        mesh_arrays.write(me, "sharp_face", "BOOLEAN", "FACE", np.zeros(len(sizes), dtype=bool))
     scene_mats = np.asarray(m.materials, dtype=np.int64)
     slots = np.unique(groups[scene_mats]) if len(scene_mats) else scene_mats
     if m.face_materials is not None and len(m.materials):
         face_scene = scene_mats[np.asarray(m.face_materials)[kept]]
-        me.polygons.foreach_set("material_index",
-                                np.searchsorted(slots, groups[face_scene]).astype(np.int32))
+        mesh_arrays.write(me, "material_index", "INT", "FACE", np.searchsorted(slots, groups[face_scene]))
         if len(slots) < len(scene_mats):
-            own: Any = me.attributes.new(metadata.MATERIAL_ATTR, "INT", "FACE")
-            own.data.foreach_set("value", face_scene.astype(np.int32))
+            mesh_arrays.write(me, metadata.MATERIAL_ATTR, "INT", "FACE", face_scene)
     if m.uvs is not None and len(loop_v):
-        layer = me.uv_layers.new(name="UVMap")
-        layer.data.foreach_set("uv", np.asarray(m.uvs, dtype=np.float32)[src].reshape(-1))
+        mesh_arrays.set_uv_map(me, "UVMap", np.asarray(m.uvs, dtype=np.float32)[src])
     if m.colors is not None:
         colors: Any = me.color_attributes.new("Color", "FLOAT_COLOR", "POINT")
         colors.data.foreach_set("color", np.asarray(m.colors, dtype=np.float32).reshape(-1))
@@ -362,8 +374,7 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
         else:
             me.normals_split_custom_set(n)
         # the exact normals, for a lossless export (custom normals are stored quantised)
-        exact: Any = me.attributes.new(metadata.NORMAL_ATTR, "FLOAT_VECTOR", "CORNER")
-        exact.data.foreach_set("vector", n.reshape(-1))
+        mesh_arrays.write(me, metadata.NORMAL_ATTR, "FLOAT_VECTOR", "CORNER", n)
     if me.validate(verbose=False, clean_customdata=False):
         built.warnings.append(f"{label}: Blender corrected invalid geometry (Mesh.validate)")
     for k in slots.tolist():

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core import quat, rig, sampling
 from ..scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
-from . import attribute_nodes, metadata
+from . import attribute_nodes, mesh_arrays, metadata
 
 
 class ExtractError(ValueError):
@@ -267,21 +267,20 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
     me, ev = _mesh_data(context, obj, apply_modifiers)
     try:
         V, L, F = len(me.vertices), len(me.loops), len(me.polygons)
-        co = np.empty(3 * V, dtype=np.float32)
-        me.vertices.foreach_get("co", co)
-        corners = np.empty(L, dtype=np.int32)
-        me.loops.foreach_get("vertex_index", corners)
-        sizes = np.empty(F, dtype=np.int32)
-        me.polygons.foreach_get("loop_total", sizes)
+        co = mesh_arrays.positions(me)
+        corners = mesh_arrays.corner_vertices(me)
         starts = np.empty(F, dtype=np.int32)
         me.polygons.foreach_get("loop_start", starts)
-        # polygons are stored with contiguous corners in Blender; keep that order
+        # a face's corners are contiguous, from its loop_start (faces in loop order unless edited)
+        if F and np.all(starts[1:] > starts[:-1]) and starts[0] == 0:
+            sizes = np.diff(starts, append=np.int32(L))
+        else:
+            sizes = np.empty(F, dtype=np.int32)
+            me.polygons.foreach_get("loop_total", sizes)
         order = np.repeat(starts.astype(np.int64), sizes) + (
             np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes))
-        mat_idx = np.empty(F, dtype=np.int32)
-        me.polygons.foreach_get("material_index", mat_idx)
-        out = Mesh(obj.name, co.reshape(-1, 3).astype(np.float64), sizes.astype(np.int64),
-                   corners.astype(np.int64)[order])
+        mat_idx = mesh_arrays.face_materials(me)
+        out = Mesh(obj.name, co.astype(np.float64), sizes.astype(np.int64), corners.astype(np.int64)[order])
         attr = me.attributes.get(metadata.NORMAL_ATTR)
         n = np.empty(3 * L, dtype=np.float32)
         if attr is not None and attr.domain == "CORNER" and len(attr.data) == L and attr.data_type == "FLOAT_VECTOR":
@@ -292,9 +291,7 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
         length = np.linalg.norm(corner_n, axis=1, keepdims=True)
         out.normals = corner_n / np.where(length > 0, length, 1.0)
         if me.uv_layers.active is not None and L:
-            uv = np.empty(2 * L, dtype=np.float32)
-            me.uv_layers.active.data.foreach_get("uv", uv)
-            out.uvs = uv.reshape(-1, 2).astype(np.float64)[order]
+            out.uvs = mesh_arrays.uv_map(me, me.uv_layers.active).astype(np.float64)[order]
         ca = me.color_attributes.active_color if hasattr(me.color_attributes, "active_color") else None
         if ca is not None and ca.domain == "POINT":
             c = np.empty(4 * V, dtype=np.float32)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..scene import Scene
 from ..scene import evaluate as oracle
+from . import mesh_arrays
 
 
 @dataclass
@@ -49,10 +50,9 @@ def evaluated_world(context, obj) -> np.ndarray:
     dg = context.evaluated_depsgraph_get()
     ev = obj.evaluated_get(dg)
     me = ev.data
-    co = np.empty(len(me.vertices) * 3, dtype=np.float32)
-    me.vertices.foreach_get("co", co)
+    co = mesh_arrays.positions(me)
     m = np.array(ev.matrix_world, dtype=np.float64)
-    return co.reshape(-1, 3).astype(np.float64) @ m[:3, :3].T + m[:3, 3]
+    return co.astype(np.float64) @ m[:3, :3].T + m[:3, 3]
 
 
 def verify(context, objects: dict, reference: Scene, clips, frames, rel_tolerance: float = 1e-5) -> Report:

@@ -208,3 +208,29 @@ def test_collection_exporters_export_only_their_collection(bpy, tmp_path, fid):
         assert bpy.ops.collection.exporter_export(index=0) == {"FINISHED"}
     back = ext(f"io.{fid}.adapter").read_scene([str(out)], warnings=[])
     assert sum(len(m.positions) for m in back.meshes) == 4       # the crate, not tiny's 4,893 vertices
+
+
+def test_degenerate_and_duplicate_faces_are_skipped_with_counts(bpy, tmp_path, capfd):
+    """Faces Blender cannot hold are dropped, counted in the report, and the
+    rest keep their corners in order: a quad, a triangle, the same quad
+    rotated and the triangle reversed (duplicates: later ones go), a
+    triangle with a vertex twice (degenerate) and a second, distinct quad."""
+    faces = [[0, 1, 2, 3], [0, 1, 4], [2, 3, 0, 1], [4, 1, 0], [1, 1, 2], [1, 2, 4, 5]]
+    pts = b",".join(b"%d;%d;0;" % (i % 3, i // 3) for i in range(6))
+    rows = b",".join(b"%d;%s" % (len(f), b",".join(b"%d" % v for v in f)) for f in faces)
+    (tmp_path / "f.x").write_bytes(TXT + b"Mesh m { 6; %s; %d; %s;; }" % (pts, len(faces), rows))
+    assert bpy.ops.import_scene.xfile(filepath=str(tmp_path / "f.x")) == {"FINISHED"}
+    me = next(o for o in bpy.context.scene.objects if o.type == "MESH").data
+    got = [list(p.vertices) for p in me.polygons]
+    # independent of the builder: keep a face unless a vertex repeats or an earlier kept face has its vertex set
+    want, seen = [], set()
+    for f in faces:
+        key = frozenset(f)
+        if len(key) == len(f) and key not in seen:
+            want.append(f[::-1])                # .X winds clockwise, Blender counter-clockwise
+        seen.add(key)
+    assert got == want
+    cap = capfd.readouterr()
+    err = cap.out + cap.err
+    assert "1 degenerate face(s) skipped" in err
+    assert "2 duplicate face(s)" in err

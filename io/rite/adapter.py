@@ -473,10 +473,10 @@ class _RamBuild:
             nf = back.directions(cat(N, (0, 3, 3)).reshape(-1, 3))
             length = np.linalg.norm(nf, axis=1, keepdims=True)
             nf = nf / np.where(length > 0, length, 1.0)
-            ram.normals, idx = dedupe_rows(nf)
+            ram.normals, idx = dedupe_rows(nf, ram.tri_vertices)    # a vertex's corners mostly share one
             ram.tri_normals = idx.reshape(T, 3)
         if has_uv:
-            ram.uvs, idx = dedupe_rows(cat(UV, (0, 3, 2)).reshape(-1, 2))
+            ram.uvs, idx = dedupe_rows(cat(UV, (0, 3, 2)).reshape(-1, 2), ram.tri_vertices)
             ram.tri_uvs = idx.reshape(T, 3)
         ram.tri_shader = cat(SH, (0,), np.int64)
         ram.weight_vertex = cat(WV, (0,), np.int64)
