@@ -420,8 +420,8 @@ class _RamBuild:
         meshes = sc.meshes
         has_n = any(m.normals is not None for m in meshes)
         has_uv = any(m.uvs is not None for m in meshes)
-        P, N, UV, TRI, SH, WV, WJ, WW = [], [], [], [], [], [], [], []
-        v_off = 0
+        P, N, UV, CV, TRI, SH, WV, WJ, WW = [], [], [], [], [], [], [], [], []
+        v_off = c_off = 0
         top_level = False
         for m in meshes:
             p, n, (wv, wj, ww) = self._placed(m)
@@ -445,18 +445,19 @@ class _RamBuild:
             tri = np.stack((a, a + i, a + i + 1), axis=1)
             if self.back.mirrors:
                 tri = tri[:, [0, 2, 1]]
-            TRI.append(corners[tri] + v_off)
+            TRI.append(tri + c_off)                    # corner indices, all meshes' corners in a row
+            CV.append(corners + v_off)
             P.append(p)
             if has_n:
-                N.append(n[tri])
+                N.append(n)
             if has_uv:
-                uv = np.zeros((len(corners), 2)) if m.uvs is None else np.asarray(m.uvs, dtype=np.float64)
-                UV.append(uv[tri])
+                UV.append(np.zeros((len(corners), 2)) if m.uvs is None else np.asarray(m.uvs, dtype=np.float64))
             SH.append(self._shaders(m)[face])
             WV.append(wv + v_off)
             WJ.append(wj)
             WW.append(ww)
             v_off += V
+            c_off += len(corners)
         if top_level and sc.skeleton is not None:
             for c in sc.clips:
                 if c.animated[self.root]:
@@ -467,17 +468,23 @@ class _RamBuild:
         ram = self.ram
         cat = (lambda a, shape, dt=np.float64: np.concatenate(a) if a else np.zeros(shape, dtype=dt))
         ram.positions = back.points(cat(P, (0, 3)))
-        ram.tri_vertices = cat(TRI, (0, 3), np.int64)
-        T = len(ram.tri_vertices)
+        tri = cat(TRI, (0, 3), np.int64)
+        corner_v = cat(CV, (0,), np.int64)
+        ram.tri_vertices = corner_v[tri]
+        # normals and UVs: the distinct rows of the corners the triangles use
+        # (a vertex's corners mostly share one), converted after merging
+        mark = np.zeros(len(corner_v), dtype=bool)
+        mark[tri] = True
+        used = np.flatnonzero(mark)
         if has_n:
-            nf = back.directions(cat(N, (0, 3, 3)).reshape(-1, 3))
-            length = np.linalg.norm(nf, axis=1, keepdims=True)
-            nf = nf / np.where(length > 0, length, 1.0)
-            ram.normals, idx = dedupe_rows(nf, ram.tri_vertices)    # a vertex's corners mostly share one
-            ram.tri_normals = idx.reshape(T, 3)
+            nu, inv = dedupe_rows(cat(N, (0, 3))[used], corner_v[used])
+            nu = back.directions(nu)
+            length = np.linalg.norm(nu, axis=1, keepdims=True)
+            ram.normals, again = dedupe_rows(nu / np.where(length > 0, length, 1.0))
+            ram.tri_normals = _remap(again[inv], used, tri)
         if has_uv:
-            ram.uvs, idx = dedupe_rows(cat(UV, (0, 3, 2)).reshape(-1, 2), ram.tri_vertices)
-            ram.tri_uvs = idx.reshape(T, 3)
+            ram.uvs, inv = dedupe_rows(cat(UV, (0, 2))[used], corner_v[used])
+            ram.tri_uvs = _remap(inv, used, tri)
         ram.tri_shader = cat(SH, (0,), np.int64)
         ram.weight_vertex = cat(WV, (0,), np.int64)
         ram.weight_joint = cat(WJ, (0,), np.int64)
@@ -569,6 +576,13 @@ class _RamBuild:
                 at = rest[corners]
                 nm[at] = n[at] @ np.linalg.inv(mw[:3, :3])
         return out, nm, (wv, wj, wout)
+
+
+def _remap(row_of_used: np.ndarray, used: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """Per triangle corner, the row of its corner (``used``: the corner indices ``row_of_used`` is for)."""
+    row = np.zeros(int(used[-1]) + 1 if len(used) else 0, dtype=np.int64)
+    row[used] = row_of_used
+    return row[tri]
 
 
 def _face_normals(p: np.ndarray, corners: np.ndarray, sizes: np.ndarray, starts: np.ndarray) -> np.ndarray:
