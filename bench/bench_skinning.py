@@ -7,7 +7,8 @@
 Builds one skinned mesh (500,000 vertices, 64 bones, 4 influences) in
 Blender, then times in the same run, pose after pose:
   * Blender: Armature modifier evaluation (depsgraph update) plus reading the
-    deformed vertices back with foreach_get;
+    deformed vertices back with foreach_get of the ``position`` attribute
+    (15x faster than ``vertices.foreach_get("co")``: 1 ms for 500,000);
   * core: the same skinning with core.skinning.linear_blend (float32, the
     pose matrices computed by the core from the pose channels).
 The outputs are compared so both sides compute the same thing. Each side
@@ -153,7 +154,7 @@ def main() -> int:
             c0, t0 = time.process_time(), time.perf_counter()
             dg.update()
             ev = mo.evaluated_get(dg)
-            ev.data.vertices.foreach_get("co", buf)
+            ev.data.attributes["position"].data.foreach_get("vector", buf)   # Blender's fastest read-back
             cpu_b.append(time.process_time() - c0)
             return time.perf_counter() - t0
 
