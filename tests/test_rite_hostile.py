@@ -708,11 +708,26 @@ def test_hostile_files_give_only_format_errors_quickly():
 
 # -- the vectorised reader in small blocks and in threads -----------------------------------------
 
-@pytest.mark.parametrize("workers", [1, 3])
-def test_blocks_and_threads_give_the_same_result(monkeypatch, workers):
+def _mapped(arr) -> bool:
+    """Does ``arr``'s memory come from an anonymous mmap?"""
+    import mmap
+    while arr is not None and not isinstance(arr, mmap.mmap):
+        arr = getattr(arr, "base", None) if isinstance(arr, np.ndarray) else getattr(arr, "obj", None)
+    return arr is not None
+
+
+@pytest.mark.parametrize("workers,small_pages_from", [(1, None), (3, None), (2, 0)])
+def test_blocks_and_threads_give_the_same_result(monkeypatch, workers, small_pages_from):
     """Many small blocks (sections ending inside a block, a bad line after a few good blocks),
-    parsed one after another and by several threads, read exactly as the line-by-line reader does."""
+    parsed one after another and by several threads, read exactly as the line-by-line reader does
+    (also with every result array mapped in small pages, as big sections' are)."""
     from legacy_skin_io.io.rite import records
+
+    if small_pages_from is not None:
+        monkeypatch.setattr(records, "_SMALL_PAGES_FROM", small_pages_from)
+        mapped = []
+        small_pages = records.small_pages
+        monkeypatch.setattr(records, "small_pages", lambda *a: mapped.append(1) or small_pages(*a))
 
     rng = np.random.default_rng(8)
     n = 3000
@@ -735,6 +750,8 @@ def test_blocks_and_threads_give_the_same_result(monkeypatch, workers):
     monkeypatch.setattr(records, "_block", lambda *a: blocks.append(1) or block(*a))
     fast, reference = read(text(lines), True), read(text(lines), False)
     assert len(blocks) > 100
+    if small_pages_from is not None:
+        assert mapped and _mapped(fast.positions) and _mapped(fast.tri_vertices)
     for attr in ("positions", "normals", "uvs", "tri_shader", "tri_vertices", "tri_normals", "tri_uvs",
                  "weight_vertex", "weight_joint", "weight_value"):
         a, b = getattr(fast, attr), getattr(reference, attr)
