@@ -125,7 +125,7 @@ class RestSplit:
         P = np.asarray(world, dtype=np.float64) @ self.K_inv
         has_p = (self.parent >= 0)[None, :, None, None]
         Pp = np.where(has_p, P[:, np.maximum(self.parent, 0)], np.eye(4))
-        return np.linalg.inv(self.rel_rest) @ np.linalg.solve(Pp, P)
+        return np.linalg.inv(self.rel_rest) @ solve_affine(Pp, P)
 
     def channels(self, t, r, s, b: np.ndarray):
         """Basis location/rotation/scale of bones ``b`` for local joint
@@ -137,6 +137,42 @@ class RestSplit:
         rot = quat.mul(quat.mul(qa, r), quat.conj(qk))
         scl = np.asarray(s, dtype=np.float64) * (ka / k)[..., None]
         return loc, rot, scl
+
+
+def solve_affine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.linalg.solve(a, b)`` for stacks of 4x4 matrices; where every ``a``
+    is affine (last row 0 0 0 1), through the closed-form inverse of the 3x3
+    part (cofactors over the determinant), evaluated for the whole stack at
+    once instead of one LAPACK call per matrix. Falls back to
+    ``np.linalg.solve`` otherwise, and where a 3x3 part is singular or too
+    ill-conditioned for the closed form (|det| below 1e-6 of the product of
+    its row lengths)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.size == 0 or not (a[..., 3, :3] == 0.0).all() or not (a[..., 3, 3] == 1.0).all():
+        return np.linalg.solve(a, b)
+    m = [[a[..., i, j] for j in range(3)] for i in range(3)]
+    # cofactor matrix transposed (the adjugate), entry by entry
+    adj = [[m[1][1] * m[2][2] - m[1][2] * m[2][1], m[0][2] * m[2][1] - m[0][1] * m[2][2],
+            m[0][1] * m[1][2] - m[0][2] * m[1][1]],
+           [m[1][2] * m[2][0] - m[1][0] * m[2][2], m[0][0] * m[2][2] - m[0][2] * m[2][0],
+            m[0][2] * m[1][0] - m[0][0] * m[1][2]],
+           [m[1][0] * m[2][1] - m[1][1] * m[2][0], m[0][1] * m[2][0] - m[0][0] * m[2][1],
+            m[0][0] * m[1][1] - m[0][1] * m[1][0]]]
+    det = m[0][0] * adj[0][0] + m[0][1] * adj[1][0] + m[0][2] * adj[2][0]
+    rows = np.sqrt((a[..., :3, :3] ** 2).sum(axis=-1))
+    if not (np.abs(det) > 1e-6 * rows.prod(axis=-1)).all():
+        return np.linalg.solve(a, b)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    b = np.broadcast_to(b, shape)
+    out = np.empty(shape)
+    rhs = [b[..., i, :] - a[..., i, 3, None] * b[..., 3, :] for i in range(3)]
+    inv_det = (1.0 / det)[..., None]
+    for i in range(3):
+        out[..., i, :] = (adj[i][0][..., None] * rhs[0] + adj[i][1][..., None] * rhs[1]
+                          + adj[i][2][..., None] * rhs[2]) * inv_det
+    out[..., 3, :] = b[..., 3, :]
+    return out
 
 
 def basis_channels(basis: np.ndarray):
