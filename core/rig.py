@@ -21,6 +21,8 @@ location, rotation and scale channels then map one by one, linearly
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import quat
@@ -187,12 +189,26 @@ def basis_channels(basis: np.ndarray):
 
 def aim_y(rot: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Rotation matrix whose Y axis points along ``target``, closest to ``rot``
-    (the twist about Y is kept from ``rot``)."""
-    y = target / np.linalg.norm(target)
-    x = rot[:, 0] - y * np.dot(rot[:, 0], y)
-    if np.linalg.norm(x) < 1e-6:
-        x = rot[:, 2] - y * np.dot(rot[:, 2], y)
-        x = np.cross(y, x)
-    x /= np.linalg.norm(x)
-    z = np.cross(x, y)
-    return np.stack((x, y, z), axis=1)
+    (the twist about Y is kept from ``rot``). (One bone at a time, in plain
+    floats: numpy's per-call overhead on 3-vectors is several times the arithmetic.)"""
+    r = np.asarray(rot, dtype=np.float64).tolist()
+    ty = [float(v) for v in np.asarray(target, dtype=np.float64).reshape(3)]
+    n = math.sqrt(ty[0] * ty[0] + ty[1] * ty[1] + ty[2] * ty[2])
+    y = [v / n for v in ty]
+
+    def off_y(c: int) -> list[float]:
+        col = [r[0][c], r[1][c], r[2][c]]
+        d = col[0] * y[0] + col[1] * y[1] + col[2] * y[2]
+        return [col[k] - y[k] * d for k in range(3)]
+
+    x = off_y(0)
+    if math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) < 1e-6:
+        x = _cross(y, off_y(2))
+    nx = math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
+    x = [v / nx for v in x]
+    z = _cross(x, y)
+    return np.array([[x[0], y[0], z[0]], [x[1], y[1], z[1]], [x[2], y[2], z[2]]])
+
+
+def _cross(a: list[float], b: list[float]) -> list[float]:
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]

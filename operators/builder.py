@@ -646,8 +646,7 @@ def dense_keys(clip: Clip, fps: float) -> bool:
 
 def _key(bag, bone: str, prop: str, frames, values) -> None:
     path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
-    for fc in anim_build.add_vector_keys(bag, path, frames, values, group=bone):
-        fc.extrapolation = "CONSTANT"
+    anim_build.add_vector_keys(bag, path, frames, values, group=bone)     # extrapolation: CONSTANT, the default
 
 
 _PROPS = ("location", "rotation_quaternion", "scale")

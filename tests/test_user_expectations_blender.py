@@ -234,3 +234,19 @@ def test_degenerate_and_duplicate_faces_are_skipped_with_counts(bpy, tmp_path, c
     err = cap.out + cap.err
     assert "1 degenerate face(s) skipped" in err
     assert "2 duplicate face(s)" in err
+
+
+def test_imported_curves_hold_their_end_values(bpy):
+    """Every imported F-curve extrapolates constantly (nothing drifts past an
+    action's ends) and interpolates linearly between baked keys."""
+    assert bpy.ops.import_scene.xfile(filepath=str(DATA / "x" / "assimp" / "BCN_Epileptic.X")) == {"FINISHED"}
+    curves = [fc for act in bpy.data.actions for bag in _channelbags(act) for fc in bag.fcurves]
+    assert len(curves) > 100
+    assert all(fc.extrapolation == "CONSTANT" for fc in curves)
+    assert all(k.interpolation == "LINEAR" for fc in curves[:50] for k in fc.keyframe_points)
+
+
+def _channelbags(action):
+    for layer in action.layers:
+        for strip in layer.strips:
+            yield from strip.channelbags
