@@ -95,6 +95,10 @@ def mesh_positions(scene: Scene, mesh: Mesh, world: np.ndarray, default_world: n
     mats = np.tile(np.eye(4), (len(scene.skeleton), 1, 1))
     sk = mesh.skin
     mats[sk.joints] = world[sk.joints] @ sk.inverse_bind @ inv_mw
+    used = mats[sk.joints]
+    if (np.abs(used[:, :3, :3] - np.eye(3)).max(initial=0.0) <= 1e-14
+            and np.abs(used[:, :3, 3]).max(initial=0.0) <= 1e-14 * max(1.0, float(np.abs(rest).max(initial=0.0)))):
+        return rest         # every joint where it binds (an import's default pose): nothing moves
     out, _ = skinning.linear_blend(rest, mats, influences or skin_influences(mesh), "blender")
     return np.array(out, dtype=np.float64)
 
@@ -110,10 +114,14 @@ def evaluate(scene: Scene, clips: list[Clip] | Clip | None, frames, fps: float =
         return [one for _ in frames]
     worlds = joint_world(scene, clips, frames, fps)
     default = scene.skeleton.world()
-    infl = {i: skin_influences(m) for i, m in enumerate(scene.meshes) if m.skin is not None}
+    infl: dict = {}
     out = []
     for w in worlds:
-        pts = [mesh_positions(scene, m, w, default, infl.get(i)) for i, m in enumerate(scene.meshes)]
+        pts = []
+        for i, m in enumerate(scene.meshes):
+            if m.skin is not None and i not in infl and len(frames) > 1:
+                infl[i] = skin_influences(m)          # padded once for all frames
+            pts.append(mesh_positions(scene, m, w, default, infl.get(i)))
         out.append(np.concatenate(pts) if pts else np.zeros((0, 3)))
     return out
 

@@ -73,9 +73,9 @@ def mesh_from_ram(ram: RamModel, axes: AxisConversion, name: str, first_material
     corners = corners[corner_src]
     normals = uvs = None
     if ram.tri_normals is not None and len(ram.normals):
-        n = axes.directions(ram.normals[ram.tri_normals.reshape(-1)[corner_src]])
+        n = axes.directions(ram.normals)              # each distinct normal once, then per corner
         length = np.linalg.norm(n, axis=1, keepdims=True)
-        normals = n / np.where(length > 0, length, 1.0)
+        normals = (n / np.where(length > 0, length, 1.0))[ram.tri_normals.reshape(-1)[corner_src]]
     if ram.tri_uvs is not None and len(ram.uvs):
         uvs = ram.uvs[ram.tri_uvs.reshape(-1)[corner_src]]
     shader_ids, face_mat = np.unique(ram.tri_shader, return_inverse=True)
@@ -119,7 +119,7 @@ def _weight_warnings(ram: RamModel, warnings: list[str]) -> None:
         if off.any():
             warnings.append(f"{int(off.sum())} vertices have weights that do not sum to 1 (kept as given; "
                             f"the RiTE runtime uses them as is, Blender divides by the sum)")
-    unweighted = V - len(np.unique(ram.weight_vertex))
+    unweighted = V - int(np.count_nonzero(np.bincount(ram.weight_vertex, minlength=V))) if V else 0
     if unweighted:
         warnings.append(f"{unweighted} vertices have no weights (they stay at their bind position in Blender)")
 
