@@ -272,13 +272,14 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
         starts = np.empty(F, dtype=np.int32)
         me.polygons.foreach_get("loop_start", starts)
         # a face's corners are contiguous, from its loop_start (faces in loop order unless edited)
+        order: Any = slice(None)                  # corners already face after face
         if F and np.all(starts[1:] > starts[:-1]) and starts[0] == 0:
             sizes = np.diff(starts, append=np.int32(L))
         else:
             sizes = np.empty(F, dtype=np.int32)
             me.polygons.foreach_get("loop_total", sizes)
-        order = np.repeat(starts.astype(np.int64), sizes) + (
-            np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes))
+            order = np.repeat(starts.astype(np.int64), sizes) + (
+                np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes))
         mat_idx = mesh_arrays.face_materials(me)
         out = Mesh(obj.name, co.astype(np.float64), sizes.astype(np.int64), corners.astype(np.int64)[order])
         attr = me.attributes.get(metadata.NORMAL_ATTR)
