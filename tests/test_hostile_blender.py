@@ -37,6 +37,10 @@ def _import(bpy, op: str, data: bytes | None, path: Path, seconds: float = 30.0)
         assert snapshot(bpy) == before, f"{path.name}: the failed import left something behind"
         assert "Traceback" not in out
         assert len(out.strip().splitlines()) <= 2, out      # "Error: <one line>"
+    else:
+        for o in bpy.data.objects:        # the importer does not call Mesh.validate: nothing may need it
+            if o.type == "MESH":
+                assert not o.data.validate(verbose=False, clean_customdata=False), f"{path.name}: {o.name}"
     elapsed = time.perf_counter() - t
     assert elapsed < seconds, f"{path.name}: {elapsed:.1f} s"
     return out, elapsed
