@@ -235,3 +235,115 @@ def test_compressed_text_errors_give_decompressed_line():
     assert info.value.line == line  # the header is line 1 of the text either way
     assert "face 0 uses vertex 99" in str(info.value)
     assert "decompressed" in str(info.value)
+
+
+def _spellings(seed: int, n: int) -> list[str]:
+    """Number spellings float() accepts: exporters' "%f", shortest repr, integers,
+    signs, bare dots, 15+ digits, exponents (the last two left to float())."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        x = float(rng.uniform(-1, 1) * 10.0 ** int(rng.integers(-8, 9)))
+        kind = int(rng.integers(8))
+        if kind == 0:
+            t = "%.6f" % x
+        elif kind == 1:
+            t = repr(x)
+        elif kind == 2:
+            t = str(int(rng.integers(-10**6, 10**6)))
+        elif kind == 3:
+            t = "%+.*f" % (int(rng.integers(0, 17)), x)
+        elif kind == 4:
+            t = ("%.*f" % (int(rng.integers(1, 9)), abs(x))).lstrip("0") or "0"
+        elif kind == 5:
+            t = str(int(rng.integers(0, 10))) * int(rng.integers(1, 19)) + "."
+        elif kind == 6:
+            t = "%.*e" % (int(rng.integers(0, 9)), x)
+        else:
+            t = "-0" + "." + "0" * int(rng.integers(0, 6))
+        out.append(t)
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_text_numbers_are_read_as_float_reads_them(seed):
+    # The tokenizer converts plain decimals with numpy (text_numbers); the
+    # result must be float()'s, bit for bit (-0.0 included), in any layout.
+    from legacy_skin_io.io.xfile.text_tokens import TextTokens
+    words = _spellings(seed, 3000)
+    separators = [" ", ",", ";", ";;", "\n", ",\n ", "\t"]
+    text = "".join(w + separators[k % len(separators)] for k, w in enumerate(words))
+    tokens = TextTokens(b"xof 0303txt 0032\n" + text.encode(), 16)
+    got = tokens.read_floats(len(words), "numbers")
+    want = np.array([float(w) for w in words])
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("token", ["-1.00003.0.000000", "1..2", "1-2", "+-1", "1.2.", "-.", "."])
+def test_malformed_numbers_are_named(token):
+    data = TXT_FRAME.replace(b"0,0,0,1;;", b"0,0," + token.encode() + b",1;;")
+    with pytest.raises(FormatError) as info:
+        read_xfile_bytes(data, "m.x")
+    assert str(info.value) == (f"m.x:3: Frame 'F': FrameTransformMatrix: expected 16 numbers, "
+                               f"found 14 then {token!r}")
+
+
+TXT_FRAME = (b"xof 0303txt 0032\nFrame F {\n FrameTransformMatrix { 1,0,0,0,0,1,0,0,0,0,1,0,"
+             b"0,0,0,1;; }\n}\n")
+
+
+def _key_records(times_counts_values, size=4):
+    """Binary AnimationKey records as D3DX writes them: [INTEGER_LIST time, n]
+    [FLOAT_LIST n values] per key."""
+    return b"".join(_ints(*tc) + _floats(*v, size=size) for tc, v in times_counts_values)
+
+
+def _binary_key(records, nk, size=4):
+    header = b"xof 0303bin " + (b"0032" if size == 4 else b"0064")
+    return header + b"".join([
+        _name("Frame") + _name("F") + _w(10) + _w(11),
+        _name("AnimationSet") + _w(10) + _name("Animation") + _w(10) + _w(10) + _name("F") + _w(11)
+        + _name("AnimationKey") + _w(10) + _ints(2, nk) + records + _w(11) + _w(11) + _w(11)])
+
+
+def _same_as_measured(data, monkeypatch):
+    """The reader's result (or error) equals the one it gives when every record
+    run is measured exactly (binary_records.measure instead of guess)."""
+    from legacy_skin_io.io.xfile import binary_records
+
+    def outcome():
+        try:
+            xf = read_xfile_bytes(data, "k.x")
+        except FormatError as exc:
+            return str(exc)
+        key = xf.animation_sets[0].animations[0].keys[0]
+        return key.times.tolist(), key.values.tolist()
+
+    fast = outcome()
+    with monkeypatch.context() as m:
+        m.setattr(binary_records, "guess", binary_records.measure)
+        exact = outcome()
+    assert fast == exact
+    return fast
+
+
+@pytest.mark.parametrize("size", [4, 8])
+def test_binary_key_runs(size, monkeypatch):
+    rows = [((10 * k, 3), (k, k + 0.5, -k)) for k in range(12)]
+    times, values = _same_as_measured(_binary_key(_key_records(rows, size), 12, size), monkeypatch)
+    assert times == [10 * k for k in range(12)]
+    assert values == [[k, k + 0.5, -k] for k in range(12)]
+
+
+def test_binary_key_run_with_an_odd_record(monkeypatch):
+    # Record 5's first header starts like the others' (0x06) but its token id is
+    # 0x0106: a run sized from the first bytes is too long, found so when the
+    # run is decoded; the reader starts over and reports the bad token.
+    rows = [((10 * k, 3), (k, k, k)) for k in range(12)]
+    records = bytearray(_key_records(rows))
+    length = len(records) // 12
+    records[5 * length + 1] = 1
+    data = _binary_key(bytes(records), 12)
+    error = _same_as_measured(data, monkeypatch)
+    offset = data.index(bytes(records)) + 5 * length
+    assert error == f"k.x (byte offset {offset}): unknown binary token id 262"

@@ -3,7 +3,8 @@
 
 The whole body is tokenized up front (one Python step per token; the large
 INTEGER_LIST / FLOAT_LIST payloads are never touched per number: they are
-read with ``np.frombuffer`` when the parser asks for numbers). Every length
+read with ``np.frombuffer`` when the parser asks for numbers; runs of tiny
+two-list records are one token each, see ``binary_records``). Every length
 and count is checked against the bytes left before it is used.
 """
 from __future__ import annotations
@@ -13,14 +14,14 @@ import struct
 import numpy as np
 
 from ..errors import FormatError
+from . import binary_records
+from .binary_records import TOKEN_FLOAT_LIST, TOKEN_INTEGER_LIST
 from .tokens import CLOSE, EOF, GUID, NAME, NUM, OPEN, OTHER, STRING, TokenStream, decode_name
 
 TOKEN_NAME = 1
 TOKEN_STRING = 2
 TOKEN_INTEGER = 3
 TOKEN_GUID = 5
-TOKEN_INTEGER_LIST = 6
-TOKEN_FLOAT_LIST = 7
 TOKEN_OBRACE = 10
 TOKEN_CBRACE = 11
 TOKEN_COMMA = 19
@@ -47,15 +48,17 @@ class BinaryTokens(TokenStream):
         self.data = data
         self.base = base_offset - start
         self.fsize = 8 if float_size == 64 else 4
-        self.kinds: list[str] = []
-        self.values: list = []
-        self.offsets: list[int] = []
-        self._tokenize(start)
+        # A FormatError or a wrong guess (see binary_records): start over, exactly.
+        try:
+            done = self._tokenize(start, binary_records.guess)
+        except FormatError:
+            done = False
+        if not done:
+            self._tokenize(start, binary_records.measure)
         self.n = len(self.kinds)
         counts = np.zeros(self.n + 1, dtype=np.int64)
-        for k, (kind, value) in enumerate(zip(self.kinds, self.values)):
-            if kind == NUM:
-                counts[k] = value[1]
+        counts[:self.n] = [value[1] if kind == NUM else 0
+                           for kind, value in zip(self.kinds, self.values)]
         self.num_suffix = np.cumsum(counts[::-1])[::-1]
         self.i = 0
         self.cursor = 0  # numbers already consumed from the current list token
@@ -64,9 +67,12 @@ class BinaryTokens(TokenStream):
     def _fail(self, message: str, offset: int):
         return self.error(message, offset)
 
-    def _tokenize(self, p: int) -> None:
+    def _tokenize(self, p: int, size_run) -> bool:
+        """Fill kinds / values / offsets; False if a record run was sized wrong."""
+        self.kinds, self.values, self.offsets = kinds, values, offsets = [], [], []
+        runs: list[tuple[int, int, int, int, int]] = []  # (p, rows, c1, c2, length)
+        run_tokens: list[int] = []
         data, end, fsize = self.data, len(self.data), self.fsize
-        kinds, values, offsets = self.kinds, self.values, self.offsets
         u16, u32 = _U16.unpack_from, _U32.unpack_from
         while p < end:
             if end - p < 2:
@@ -106,9 +112,15 @@ class BinaryTokens(TokenStream):
                     raise self._fail(f"{kind} of {count} values runs past the end of the data "
                                      f"({end - q} bytes left)", p)
                 if tok == TOKEN_INTEGER_LIST and 0 < count <= 4:
-                    run = self._record_run(p, count)
-                    if run is not None:
-                        p = run
+                    run = size_run(data, p, count, fsize)
+                    if run is not None:  # one NUM token, its numbers decoded below
+                        rows, c2, length = run
+                        runs.append((p, rows, count, c2, length))
+                        run_tokens.append(len(values))
+                        kinds.append(NUM)
+                        values.append((p, rows * (count + c2), True, None, (count, c2, length)))
+                        offsets.append(p)
+                        p += rows * length
                         continue
                 if count:
                     kinds.append(NUM)
@@ -140,51 +152,15 @@ class BinaryTokens(TokenStream):
                 raise self._fail(f"unknown binary token id {tok}", p)
             offsets.append(p)
             p = q
-
-    def _record_run(self, p: int, c1: int) -> int | None:
-        """Vectorised tokenizing of repeated ``[INTEGER_LIST c1][FLOAT_LIST c2]``
-        records (animation keys: time, n / n values; vertex colors), which D3DX
-        writes as two tiny lists per record. Appends one NUM token holding all the
-        numbers (as float64) and returns the offset after the run, or None when
-        fewer than 8 such records follow."""
-        data, end, fsize = self.data, len(self.data), self.fsize
-        q = p + 6 + 4 * c1
-        if end - q < 6 or _U16.unpack_from(data, q)[0] != TOKEN_FLOAT_LIST:
-            return None
-        c2 = _U32.unpack_from(data, q + 2)[0]
-        if not 0 < c2 <= 16:
-            return None
-        length = 12 + 4 * c1 + fsize * c2
-        head1 = np.frombuffer(struct.pack("<HI", TOKEN_INTEGER_LIST, c1), dtype=np.uint8)
-        head2 = np.frombuffer(struct.pack("<HI", TOKEN_FLOAT_LIST, c2), dtype=np.uint8)
-        o2 = 6 + 4 * c1
-        rows = 0
-        chunk = 64
-        while True:
-            avail = (end - p) // length - rows
-            take = min(chunk, avail)
-            if take <= 0:
-                break
-            table = np.frombuffer(data, dtype=np.uint8, count=take * length,
-                                  offset=p + rows * length).reshape(take, length)
-            ok = (table[:, :6] == head1).all(axis=1) & (table[:, o2:o2 + 6] == head2).all(axis=1)
-            good = take if ok.all() else int(np.argmin(ok))
-            rows += good
-            if good < take:
-                break
-            chunk *= 4
-        if rows < 8:
-            return None
-        table = np.frombuffer(data, dtype=np.uint8, count=rows * length,
-                              offset=p).reshape(rows, length)
-        ints = np.ascontiguousarray(table[:, 6:o2]).view("<u4").astype(np.float64)
-        floats = np.ascontiguousarray(table[:, o2 + 6:]).view(
-            "<f8" if fsize == 8 else "<f4").astype(np.float64)
-        numbers = np.concatenate([ints, floats], axis=1).reshape(-1)
-        self.kinds.append(NUM)
-        self.values.append((p, len(numbers), True, numbers, (c1, c2, length)))
-        self.offsets.append(p)
-        return p + rows * length
+        if not runs:
+            return True
+        numbers = binary_records.decode(data, fsize, runs)
+        if numbers is None:
+            return False
+        for i, array in zip(run_tokens, numbers):
+            start, count, is_float, _none, run = values[i]
+            values[i] = (start, count, is_float, array, run)
+        return True
 
     # -- position --------------------------------------------------------
     def here(self):
@@ -302,6 +278,30 @@ class BinaryTokens(TokenStream):
             parts.append(np.array(small, dtype=np.float64 if small_float else np.int64))
         return parts, any_float
 
+    def _scalar(self, integer: bool):
+        """The next number straight from a decoded list (or None: use _collect)."""
+        i = self.i
+        if i >= self.n or self.kinds[i] != NUM:
+            return None
+        _start, count, is_float, tup, run = self.values[i]
+        if tup is None or (integer and is_float):
+            return None
+        cursor = self.cursor
+        value = tup[cursor]
+        if cursor + 1 == count:
+            self.i, self.cursor = i + 1, 0
+        else:
+            self.cursor = cursor + 1
+        return value
+
+    def read_int(self, what: str) -> int:
+        value = self._scalar(True)
+        return int(self.read_ints(1, what)[0]) if value is None else value
+
+    def read_float(self, what: str) -> float:
+        value = self._scalar(False)
+        return float(self.read_floats(1, what)[0]) if value is None else float(value)
+
     def read_floats(self, n: int, what: str) -> np.ndarray:
         if n == 0:
             return np.zeros(0, dtype=np.float64)
@@ -329,6 +329,21 @@ class BinaryTokens(TokenStream):
         if as_int is None:
             raise self.error(f"{what}: expected integers, found non-integral floats", mark)
         return as_int
+
+    def number_block(self) -> np.ndarray | None:
+        i, kinds = self.i, self.kinds
+        if self.cursor:
+            return None
+        try:
+            close = kinds.index(CLOSE, i, i + 256)  # (bounded: a probe stays cheap)
+        except ValueError:
+            return None
+        if kinds[i:close].count(NUM) != close - i:
+            return None
+        n = int(self.num_suffix[i]) - int(self.num_suffix[close])
+        values = self.read_floats(n, "numbers")
+        self.i, self.cursor = close + 1, 0
+        return values
 
     # Probes for the parser's fast paths: None instead of an error.
     def try_read_floats(self, n: int) -> np.ndarray | None:

@@ -46,7 +46,6 @@ MAX_NAME_LENGTH = 1024      # characters of a name or string (Windows paths: < 2
 MAX_KEY_TIME = 2 ** 31      # ticks; key times lie in [0, MAX_KEY_TIME)
 MAX_WARNINGS = 1000
 FLOAT32_MAX = float(np.finfo(np.float32).max)
-_min, _max = np.minimum.reduce, np.maximum.reduce
 KEY_SIZES = {0: 4, 1: 3, 2: 3, 3: 16, 4: 16}
 # Known objects whose content we do not need: skipped without a warning.
 IGNORED = {"Header", "VertexDuplicationIndices", "MeshFaceWraps", "ObjectMatrixComment"}
@@ -83,6 +82,38 @@ class _Item:
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
+
+
+def _keys_ok(table: np.ndarray, expected: int) -> bool:
+    """Every key (row) has ``expected`` values, a time in [0, MAX_KEY_TIME) and
+    finite 32-bit float values: tested on the extremes of each column."""
+    if len(table) == 1:
+        low = high = table[0].tolist()
+    else:
+        low, high = table.min(axis=0).tolist(), table.max(axis=0).tolist()
+    values = low[2:] + high[2:]
+    total = sum(values)  # NaN if one is (numpy's min / max keep it, Python's may not)
+    return (low[1] == high[1] == expected and low[0] >= 0 and high[0] < MAX_KEY_TIME
+            and total == total and min(values) >= -FLOAT32_MAX and max(values) <= FLOAT32_MAX)
+
+
+def _quick_key(block: np.ndarray | None) -> XAnimationKey | None:
+    """An AnimationKey body of valid numbers only (``TokenStream.number_block``),
+    the usual case, in a few steps; None for anything else, which is then read
+    number by number (with the errors that reading gives)."""
+    if block is None or len(block) < 2:
+        return None
+    key_type, nk = float(block[0]), float(block[1])
+    expected = KEY_SIZES.get(int(key_type)) if key_type.is_integer() else None
+    if expected is None or not nk.is_integer() or nk < 1:
+        return None
+    width = 2 + expected
+    if len(block) != 2 + int(nk) * width:
+        return None
+    table = block[2:].reshape(-1, width)
+    if not _keys_ok(table, expected):
+        return None
+    return XAnimationKey(int(key_type), table[:, 0].copy(), table[:, 2:].copy())
 
 
 class Parser:
@@ -186,7 +217,9 @@ class Parser:
         k = t.kind()
         if k == NAME or (k == NUM and self.is_text):
             name = self.word() or None
-        t.expect(OPEN, _label(ident, name))
+        if t.kind() != OPEN:  # (t.expect, without building the label every time)
+            raise t.error(f"{_label(ident, name)}: expected {OPEN!r}, found {t.describe()}")
+        t.advance()
         if t.kind() == GUID:
             t.advance()
         return name
@@ -219,6 +252,9 @@ class Parser:
 
     def end(self, what: str) -> None:
         """Skip whatever children remain in the current object."""
+        if self.t.kind() == CLOSE:  # (the usual case, without the generator)
+            self.t.advance()
+            return
         for ident, _ref in self.children(what):
             if ident is not None:
                 self.unknown_object(ident)
@@ -697,28 +733,28 @@ class Parser:
         self.begin("AnimationKey")
         what = f"{owner}: AnimationKey"
         tmark = t.here()
+        key = _quick_key(t.number_block())
+        if key is not None:
+            return key
+        t.reset(tmark)  # read it number by number (for the errors)
         key_type = t.read_int(f"{what}: key type")
         expected = KEY_SIZES.get(key_type)
         if expected is None:
             raise t.error(f"{what}: unknown key type {key_type}", tmark)
         nk = t.read_count(f"{what}: key count", 2 + expected)
         start = t.here()
+        width = 2 + expected
         table = None
         if nk:
-            t.read_floats(1, f"{what}: key 0 time")
-            n = t.read_int(f"{what}: key 0 value count")
-            t.reset(start)
-            if n == expected:
-                # Probed without raising (an error costs a scan of a text file).
-                table = t.try_read_floats(nk * (2 + n))
-                if table is not None:
-                    table = table.reshape(nk, 2 + n)
-                    if not np.all(table[:, 1] == n):
-                        table = None
-                if table is None:
+            # Probed without raising (an error costs a scan of a text file).
+            table = t.try_read_floats(nk * width)
+            if table is not None:
+                table = table.reshape(nk, width)
+                if not np.all(table[:, 1] == expected):
+                    table = None
                     t.reset(start)
         if table is None:
-            table = np.empty((nk, 2 + expected))
+            table = np.empty((nk, width))
             time_label = _Item(what, "key {} time")
             count_label = _Item(what, "key {} value count")
             values_label = _Item(what, "key {}")
@@ -731,12 +767,10 @@ class Parser:
                     raise t.error(f"{what}: key {k} has {n} values, key type {key_type} "
                                   f"needs {expected}", vmark)
                 table[k, 2:] = t.read_floats(n, values_label)
-        if nk and not (_min(table[:, 0]) >= 0 and _max(table[:, 0]) < MAX_KEY_TIME
-                       and _max(np.abs(table[:, 2:]), axis=None) <= FLOAT32_MAX):
-            self.bad_keys(table, start, what)  # (NaN fails every comparison above)
+        if nk and not _keys_ok(table, expected):
+            self.bad_keys(table, start, what)
         self.end(what)
-        return XAnimationKey(key_type, np.ascontiguousarray(table[:, 0]),
-                             np.ascontiguousarray(table[:, 2:]))
+        return XAnimationKey(key_type, table[:, 0].copy(), table[:, 2:].copy())
 
     def bad_keys(self, table: np.ndarray, start, what: str) -> None:
         """Raise at the first bad key time or value (the table is the key tokens

@@ -1,29 +1,38 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Tokenizer for text .X data: one regex pass, numbers converted in runs."""
+"""Tokenizer for text .X data: boundaries and numbers found with numpy.
+
+``text_scan`` finds every token's offsets and ``text_numbers`` converts the
+plain decimal ones, both without a Python step per token; Python only looks at
+the tokens the parser reads one by one (names, braces, counts). Runs of numbers
+are sliced out of the converted values; a run holding a token ``text_numbers``
+leaves to Python ("1e-5", "1.#QNAN0", ...) is converted from its text, with the
+same result and the same errors as a token-by-token reader.
+"""
 from __future__ import annotations
 
-import bisect
 import re
+from functools import cached_property
 
 import numpy as np
 
+from . import text_scan
+from .text_numbers import PAD, parse_decimals
 from .tokens import CLOSE, EOF, GUID, NAME, NUM, OPEN, STRING, TokenStream, decode_name
 
-# Strings, GUIDs and comments are found by one regex; the plain text between
-# them is split with str.replace / str.split (fast). "#" right after "."
-# belongs to a word (MSVC's "1.#QNAN0" spellings of NaN / infinity).
-# (Written as a character class + lookbehinds: scanning is 8x faster that way.)
-_SPECIAL = re.compile(r'[\"<#/](?:(?<=")[^"]*"?|(?<=<)[^<>{}"]*>?|(?<=/)/[^\n]*'
-                      r'|(?<=#)(?<!\.#)[^\n]*)')
-
-
-def _plain(segment: str) -> list[str]:
-    return (segment.replace(";", " ").replace(",", " ").replace("{", " { ")
-            .replace("}", " } ").split())
-
-
-_NUM_START = frozenset("0123456789+-.")
-_KIND = {"{": OPEN, "}": CLOSE, '"': STRING, "<": GUID}
+# Token kinds, one byte per token, from the code of its first character
+# (text_scan): the bytes of the characters, so that braces can be found with
+# bytes.find.
+_KIND_TABLE = bytearray(b"a" * 256)
+for _c in range(0x80):  # digits, '.', '+', '-'
+    _KIND_TABLE[_c] = ord("0")
+for _c, _k in ((text_scan.OPEN, "{"), (text_scan.CLOSE, "}"), (text_scan.STRING, '"'),
+               (text_scan.GUID, "<")):
+    _KIND_TABLE[_c] = ord(_k)
+_KIND_TABLE = bytes(_KIND_TABLE)
+_KIND_OF: list = [None] * 256
+_KIND_OF[ord("a")], _KIND_OF[ord("0")] = NAME, NUM
+_KIND_OF[ord("{")], _KIND_OF[ord("}")] = OPEN, CLOSE
+_KIND_OF[ord('"')], _KIND_OF[ord("<")] = STRING, GUID
 _MSVC_SPECIAL = re.compile(r"^([-+]?)1\.#(QNAN|SNAN|IND|INF)", re.IGNORECASE)
 
 
@@ -40,35 +49,36 @@ def _parse_float(token: str) -> float | None:
 
 
 class TextTokens(TokenStream):
-    """Tokens of a text .X body (``data`` is the whole decoded byte string)."""
+    """Tokens of a text .X body (``data`` is the whole byte string, the body
+    starts at ``start``)."""
 
     def __init__(self, data: bytes, start: int = 0, path=None, where_note: str = ""):
         self.path = path
         self.where_note = where_note
-        self.text = data.decode("latin-1")
-        self.start = start
-        toks: list[str] = []
-        # (first token index, start offset, end offset, special?) per segment
-        segments: list[tuple[int, int, int, bool]] = []
-        pos = start
-        text = self.text
-        for m in _SPECIAL.finditer(text, start):
-            a = m.start()
-            if a > pos:
-                segments.append((len(toks), pos, a, False))
-                toks.extend(_plain(text[pos:a]))
-            c = text[a]
-            if c == '"' or c == "<":
-                segments.append((len(toks), a, m.end(), True))
-                toks.append(m.group())
-            pos = m.end()
-        if pos < len(text):
-            segments.append((len(toks), pos, len(text), False))
-            toks.extend(_plain(text[pos:]))
-        self.toks = toks
-        self.segments = segments
-        self.n = len(toks)
+        self.data = data
+        starts, ends, codes = text_scan.scan(data, start)
+        firsts = codes[starts + PAD]  # the code of each token's first character
+        values, exact = parse_decimals(codes, starts, ends, firsts)
+        del codes
+        self.starts = starts
+        self.ends = ends
+        self.kinds = firsts.tobytes().translate(_KIND_TABLE)
+        self.values = values
+        self.exact = exact.tobytes()  # 1: values[i] is token i's number
+        self.n = len(starts)
         self.i = 0
+
+    @cached_property
+    def text(self) -> str:
+        return self.data.decode("latin-1")
+
+    def _token(self, index: int) -> str:
+        return self.data[self.starts[index]:self.ends[index]].decode("latin-1")
+
+    def _tokens(self, index: int, n: int) -> list[str]:
+        data = self.data
+        return [data[a:b].decode("latin-1") for a, b in
+                zip(self.starts[index:index + n].tolist(), self.ends[index:index + n].tolist())]
 
     # -- position --------------------------------------------------------
     def here(self):
@@ -79,46 +89,23 @@ class TextTokens(TokenStream):
 
     def position(self, mark=None) -> dict:
         index = self.i if mark is None else mark
-        offset = self._offset(index)
-        return {"line": self.text.count("\n", 0, offset) + 1}
-
-    def _offset(self, index: int) -> int:
-        """Character offset of token ``index`` (only computed for error messages)."""
-        if index >= self.n or not self.segments:
-            return len(self.text.rstrip())
-        firsts = [seg[0] for seg in self.segments]
-        k = bisect.bisect_right(firsts, index) - 1
-        # Several segments may start at the same token index (empty ones).
-        while k + 1 < len(self.segments) and self.segments[k + 1][0] <= index:
-            k += 1
-        first, a, b, special = self.segments[k]
-        if special:
-            return a
-        # Newlines never split a token, so count tokens line by line.
-        seen = first
-        line_start = a
-        for line in self.text[a:b].split("\n"):
-            seen += len(_plain(line))
-            if seen > index:
-                return line_start + len(line) - len(line.lstrip())
-            line_start += len(line) + 1
-        return b
+        if index >= self.n:
+            offset = len(self.text.rstrip())
+        else:
+            offset = int(self.starts[index])
+        return {"line": self.data.count(b"\n", 0, offset) + 1}
 
     # -- structure -------------------------------------------------------
     def kind(self) -> str:
-        if self.i >= self.n:
+        i = self.i
+        if i >= self.n:
             return EOF
-        t = self.toks[self.i]
-        c = t[0]
-        k = _KIND.get(c)
-        if k is not None:
-            return k
-        return NUM if c in _NUM_START else NAME
+        return _KIND_OF[self.kinds[i]]
 
     def describe(self) -> str:
         if self.i >= self.n:
             return "end of file"
-        t = self.toks[self.i]
+        t = self._token(self.i)
         return repr(t if len(t) <= 40 else t[:37] + "...")
 
     def advance(self) -> None:
@@ -126,35 +113,37 @@ class TextTokens(TokenStream):
 
     def word(self) -> str:
         """The current NAME or NUM token as a name (names may start with digits)."""
-        t = self.toks[self.i]
-        self.i += 1
-        return decode_name(t.encode("latin-1"))
+        i = self.i
+        self.i = i + 1
+        return decode_name(self.data[self.starts[i]:self.ends[i]])
 
     def string(self, what: str) -> str:
         if self.kind() != STRING:
             raise self.error(f"{what}: expected a string, found {self.describe()}")
-        t = self.toks[self.i]
-        if len(t) < 2 or not t.endswith('"'):
+        a, b = int(self.starts[self.i]), int(self.ends[self.i])
+        if b - a < 2 or self.data[b - 1] != 34:  # '"'
             raise self.error(f"{what}: unterminated string")
         self.i += 1
         # Text files escape backslashes in paths ("C:\\dir\\a.png").
-        return decode_name(t[1:-1].encode("latin-1")).replace("\\\\", "\\")
+        return decode_name(self.data[a + 1:b - 1]).replace("\\\\", "\\")
 
     def skip_block(self) -> None:
         """Skip to the ``}`` matching an already consumed ``{`` (consumed too)."""
-        toks, i, n, depth = self.toks, self.i, self.n, 1
-        while i < n:
-            t = toks[i]
-            i += 1
-            if t == "{":
+        kinds, i, depth = self.kinds, self.i, 1
+        opening = kinds.find(b"{", i)
+        while True:
+            closing = kinds.find(b"}", i)
+            if closing < 0:
+                self.i = self.n
+                raise self.error("unexpected end of file inside a block (missing '}')")
+            while 0 <= opening < closing:
                 depth += 1
-            elif t == "}":
-                depth -= 1
-                if depth == 0:
-                    self.i = i
-                    return
-        self.i = n
-        raise self.error("unexpected end of file inside a block (missing '}')")
+                opening = kinds.find(b"{", opening + 1)
+            depth -= 1
+            i = closing + 1
+            if depth == 0:
+                self.i = i
+                return
 
     # -- numbers ---------------------------------------------------------
     def numbers_left(self) -> int:
@@ -163,11 +152,23 @@ class TextTokens(TokenStream):
     def tokens_left(self) -> int:
         return self.n - self.i
 
+    def _exact(self, n: int) -> bool:
+        """Are the next n tokens all numbers converted by ``text_numbers``?"""
+        return self.exact.find(0, self.i, self.i + n) < 0
+
+    def number_block(self) -> np.ndarray | None:
+        i = self.i
+        close = self.kinds.find(b"}", i)
+        if close < 0 or self.exact.find(0, i, close) >= 0:
+            return None
+        self.i = close + 1
+        return self.values[i:close]
+
     def _chunk(self, n: int, what: str) -> list[str]:
         if n > self.n - self.i:
             raise self.error(f"{what}: expected {n} numbers, but only "
                              f"{self.n - self.i} tokens are left in the file")
-        return self.toks[self.i:self.i + n]
+        return self._tokens(self.i, n)
 
     def _bad_token(self, chunk: list[str], what: str, n: int, integer: bool):
         for k, t in enumerate(chunk):
@@ -178,9 +179,29 @@ class TextTokens(TokenStream):
                                  f"then {t[:40]!r}", self.i + k)
         return None
 
+    def read_float(self, what: str) -> float:
+        i = self.i
+        if i < self.n and self.exact[i]:
+            self.i = i + 1
+            return float(self.values[i])
+        return float(self.read_floats(1, what)[0])
+
+    def read_int(self, what: str) -> int:
+        i = self.i
+        if i < self.n and self.exact[i]:
+            value = self.values[i]
+            if value.is_integer():
+                self.i = i + 1
+                return int(value)
+        return int(self.read_ints(1, what)[0])
+
     def read_floats(self, n: int, what: str) -> np.ndarray:
         if n == 0:
             return np.zeros(0, dtype=np.float64)
+        if n <= self.n - self.i and self._exact(n):
+            i = self.i
+            self.i = i + n
+            return self.values[i:i + n].copy()
         chunk = self._chunk(n, what)
         try:
             arr = np.array(chunk, dtype=np.float64)
@@ -193,9 +214,23 @@ class TextTokens(TokenStream):
         self.i += n
         return arr
 
+    def _exact_ints(self, n: int) -> np.ndarray | None:
+        """The next n tokens as integers if they are converted, integral numbers."""
+        if n > self.n - self.i or not self._exact(n):
+            return None
+        values = self.values[self.i:self.i + n]
+        arr = values.astype(np.int64)  # exact numbers are below 2**53
+        if not np.array_equal(arr, values):
+            return None
+        self.i += n
+        return arr
+
     def read_ints(self, n: int, what: str) -> np.ndarray:
         if n == 0:
             return np.zeros(0, dtype=np.int64)
+        arr = self._exact_ints(n)
+        if arr is not None:
+            return arr
         chunk = self._chunk(n, what)
         try:
             arr = np.array(chunk, dtype=np.int64)
@@ -219,7 +254,11 @@ class TextTokens(TokenStream):
     def try_read_floats(self, n: int) -> np.ndarray | None:
         if n > self.n - self.i:
             return None
-        chunk = self.toks[self.i:self.i + n]
+        if self._exact(n):
+            i = self.i
+            self.i = i + n
+            return self.values[i:i + n].copy()
+        chunk = self._tokens(self.i, n)
         try:
             arr = np.array(chunk, dtype=np.float64)
         except (ValueError, OverflowError):
@@ -235,7 +274,10 @@ class TextTokens(TokenStream):
     def try_read_ints(self, n: int) -> np.ndarray | None:
         if n > self.n - self.i:
             return None
-        chunk = self.toks[self.i:self.i + n]
+        arr = self._exact_ints(n)
+        if arr is not None:
+            return arr
+        chunk = self._tokens(self.i, n)
         try:
             arr = np.array(chunk, dtype=np.int64)
         except (ValueError, OverflowError):

@@ -69,6 +69,13 @@ class TokenStream:
                 f"{self.numbers_left()} are left", pos)
         return n
 
+    def number_block(self) -> np.ndarray | None:
+        """If only numbers (all of them plain, in text) lie between here and the
+        next ``}``: consume them and the ``}`` and return them as float64 (do not
+        modify); else None, nothing consumed. (For objects the parser then need
+        not read token by token.)"""
+        return None
+
     def expect(self, kind: str, what: str) -> None:
         k = self.kind()
         if k != kind:
