@@ -758,7 +758,8 @@ def test_blocks_and_threads_give_the_same_result(monkeypatch, workers, small_pag
         assert np.array_equal(a.view(np.uint64) if a.dtype == np.float64 else a,
                               b.view(np.uint64) if b.dtype == np.float64 else b), attr
     # problems deep in a section: the same outcome as line by line
-    for bad_row, bad in ((2500, "1 2 nan 4"), (1700, "# a comment is fine"), (2999, "7 7 7"), (40, "")):
+    for bad_row, bad in ((2500, "1 2 nan 4"), (1700, "# a comment is fine"), (2999, "7 7 7"), (40, ""),
+                         (1200, f"{1200}\t0.5\t0.25 \r 1"), (900, f"{900} 0.5\x01 0.25 1")):
         broken = list(lines)
         broken[k + bad_row] = bad
         got, want = read(text(broken), True), read(text(broken), False)

@@ -462,9 +462,10 @@ def _block(data: bytes, off: int, end: int, lay: _Layout, need: int) -> _Part | 
         buf[_PAD + n] = 10                    # the file's last line has no newline
     sep = np.flatnonzero(buf <= 32)           # blanks (and control characters, refused below)
     sep_ch = buf[sep]
-    if not _BLANK[sep_ch].all():
-        return None                           # control characters
     newline = sep_ch == 10
+    if (np.count_nonzero(newline) + np.count_nonzero(sep_ch == 32) != len(sep_ch)   # (the usual blanks: cheap)
+            and not _BLANK[sep_ch].all()):
+        return None                           # control characters
     nl_at = sep[newline]
     m = len(nl_at)
     if m > need:                              # the section ends inside this block
