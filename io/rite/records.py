@@ -30,7 +30,7 @@ Line numbers are not stored per record on the vectorised path: a tidy block
 has one record per line, so record ``r`` is on line ``first_line + r``.
 Neither path allocates from the declared count alone (the readers first check
 that the rest of the file could hold it, see ``lexer.check_count_fits``, and the
-result arrays are sized from the first block's bytes per record).
+result arrays hold at most the lines the file has).
 """
 from __future__ import annotations
 
@@ -205,16 +205,12 @@ def read_records(src: Source, line: int, off: int, count: int | None, spec: Reco
     if count is not None and count >= _FAST_MIN_RECORDS and layout is not None:
         if count > 4 * _FAST_MIN_RECORDS:
             _prime_allocator()
-        for part in _fast_parts(src.data, off, count, layout):
-            if part is None:
-                break
-            if out.groups is None:
-                # room for the declared count, unless the rest of the file looks too short for it
-                per_byte = part.m / max(1, part.end - off)
-                out.allocate(min(count, part.m + int((src.size - part.end) * per_byte * 1.25) + 1024))
-            out.add(part)
-            line += part.m
-            off = part.end
+        plan = _plan(src.data, off, count)
+        out.allocate(min(count, plan[-1][2] + plan[-1][3]) if plan else 0)
+        for m, end in _fast_parts(src.data, plan, count, layout, out):
+            line += m
+            off = end
+            out.n += m
     rest = None
     if count is None or out.n < count:
         rest = _slow(src, line, off, count, out.n, spec, sink, keywords)
@@ -278,50 +274,72 @@ def _ranges(data: bytes, off: int):
         off = end
 
 
-def _fast_parts(data: bytes, off: int, count: int, layout: "_Layout"):
-    """Parsed blocks of the ``count`` records from ``off``, in order; None where the fast path gives up.
+def _plan(data: bytes, off: int, count: int) -> list:
+    """The blocks that may hold the ``count`` records from ``off``: (start,
+    end, first row, lines) each. A tidy block holds one record per line, so
+    its first row is the lines before it: counted here (a memchr per block)
+    so that every block can be parsed and stored in its place at once."""
+    plan, row, size = [], 0, len(data)
+    for a, b in _ranges(data, off):
+        lines = data.count(b"\n", a, b) + (1 if b == size and data[b - 1] != 10 else 0)
+        plan.append((a, b, row, lines))
+        row += lines
+        if row >= count:
+            break
+    return plan
+
+
+def _fill(data: bytes, a: int, b: int, layout: "_Layout", need: int, out: "_Output", row: int):
+    """Parse one block and store its records from ``row`` on: (records, end), or None if it is unusual."""
+    part = _block(data, a, b, layout, need)
+    if part is None or row + part.m > out.capacity:
+        return None
+    out.put(part, row)
+    return part.m, part.end
+
+
+def _fast_parts(data: bytes, plan: list, count: int, layout: "_Layout", out: "_Output"):
+    """(records, end) of the planned blocks, in file order, each stored in
+    ``out`` at its row; stops at the first unusual block (or one whose
+    records are not where the plan put them, which a tidy block never does).
 
     Big sections are parsed by a few threads (numpy releases the GIL in its
-    loops); the blocks are still taken in file order and parsing stops at the
-    first unusual one, so the result is the same as block after block.
+    loops), each storing its block's records itself; the blocks are still
+    confirmed in file order, so the result is the same as block after block.
     """
-    done = 0
-    ranges = _ranges(data, off)
-    workers = _workers() if len(data) - off > 4 * _BLOCK_BYTES else 1
+    workers = _workers() if len(plan) > 4 else 1
     if workers == 1:
-        for a, b in ranges:
-            part = _block(data, a, b, layout, count - done)
-            yield part
-            if part is None:
+        for a, b, row, lines in plan:
+            got = _fill(data, a, b, layout, count - row, out, row)
+            if got is None:
                 return
-            done += part.m
-            if done >= count:
+            yield got
+            if row + got[0] >= count or got[0] != lines:
                 return
         return
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        pending = deque()
+        pending: deque = deque()
+        todo = iter(plan)
         try:
             while True:
                 while len(pending) < 2 * workers:
-                    r = next(ranges, None)
-                    if r is None:
+                    step = next(todo, None)
+                    if step is None:
                         break
-                    pending.append((r, pool.submit(_block, data, r[0], r[1], layout, count)))
+                    a, b, row, _ = step
+                    pending.append((step, pool.submit(_fill, data, a, b, layout, count - row, out, row)))
                 if not pending:
                     return
-                (a, b), future = pending.popleft()
-                part = future.result()
-                if part is None or done + part.m > count:   # the section may end in this block
-                    part = _block(data, a, b, layout, count - done)
-                yield part
-                if part is None:
+                (a, b, row, lines), future = pending.popleft()
+                got = future.result()
+                if got is None:
                     return
-                done += part.m
-                if done >= count:
+                yield got
+                if row + got[0] >= count or got[0] != lines:
                     return
         finally:
             for _, future in pending:
-                future.cancel()
+                future.cancel()                   # (leaving the pool waits for the running ones)
 
 
 def _workers() -> int:
@@ -338,7 +356,9 @@ def _workers() -> int:
 
 
 class _Output:
-    """Growable result arrays of the vectorised path (filled block by block, no final concatenation)."""
+    """Result arrays of the vectorised path: sized once from the plan (never
+    from the declared count alone: at most the lines the file has) and filled
+    in place, block by block, by the threads that parse them."""
 
     def __init__(self, spec: RecordSpec):
         self.bounds = spec.int_groups
@@ -350,34 +370,23 @@ class _Output:
         self.groups = self.floats = self.name_start = self.name_len = None
 
     def allocate(self, capacity: int) -> None:
-        n = self.n
-        groups = [small_pages((capacity, b - a), np.int64) for a, b in self.bounds]
-        floats = small_pages((capacity, self.n_float), np.float64)
-        if self.groups is not None:
-            for new, old in zip(groups, self.groups):
-                new[:n] = old[:n]
-            floats[:n] = self.floats[:n]
-        self.groups, self.floats = groups, floats
+        self.groups = [small_pages((capacity, b - a), np.int64) for a, b in self.bounds]
+        self.floats = small_pages((capacity, self.n_float), np.float64)
         if self.named:
-            starts = small_pages((capacity,), np.int64)
-            lens = small_pages((capacity,), np.int64)
-            if self.name_start is not None:
-                starts[:n] = self.name_start[:n]
-                lens[:n] = self.name_len[:n]
-            self.name_start, self.name_len = starts, lens
+            self.name_start = small_pages((capacity,), np.int64)
+            self.name_len = small_pages((capacity,), np.int64)
         self.capacity = capacity
 
-    def add(self, part: "_Part") -> None:
-        a, b = self.n, self.n + part.m
-        if b > self.capacity:
-            self.allocate(max(b, 2 * self.capacity))
+    def put(self, part: "_Part", row: int) -> None:
+        """Store a parsed block's records at rows ``row`` .. (called from the parsing threads:
+        blocks write disjoint rows)."""
+        a, b = row, row + part.m
         for (ga, gb), arr in zip(self.bounds, self.groups):
             arr[a:b] = part.ints[:, ga:gb]
         self.floats[a:b] = part.floats
         if self.named:
             self.name_start[a:b] = part.name_start
             self.name_len[a:b] = part.name_len
-        self.n = b
 
     def records(self, src: Source, rest, first_line: int, end_line: int, end_off: int) -> Records:
         n = self.n
