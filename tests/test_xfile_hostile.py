@@ -334,6 +334,41 @@ def test_key_times_are_finite_non_negative_and_below_2_31(time_value):
     _at_line(TXT + body, 7, "key 0 time")
 
 
+@pytest.mark.parametrize("later", [
+    b"}\n",                                                         # stray brace at top level
+    b"AnimationSet {\nAnimation {\nAnimationKey {\n7;\n1;\n0;1;0;;;\n}\n}\n}\n",  # unknown key type
+    b"AnimationSet {\nAnimation {\nAnimationKey {\n2;\n1;\n0;3;1e5,0,0;;;\n}\n}\n}\n"
+    b"Frame A {\n{ A }\n}\n",                                       # a reference cycle
+    b"Frame F {\nFrameTransformMatrix {\n1,0;;\n}\n}\n",            # too few numbers
+])
+def test_a_bad_key_is_reported_before_later_errors(later):
+    # Plain key tables are checked in bulk after the whole file is read; the
+    # first bad key must still be the error, as if it had been checked at once.
+    body = (b"AnimationSet {\nAnimation {\nAnimationKey {\n0;\n2;\n0;4;1,0,0,0;;,\n-1"
+            b";4;1,0,0,0;;;\n}\n}\n}\n")
+    _at_line(TXT + body + later, 8, "key 1 time -1.0 is outside")
+
+
+def test_a_bad_binary_key_is_reported_before_later_errors():
+    import struct as st
+
+    def name(s):
+        return st.pack("<HI", 1, len(s)) + s
+
+    def ints(*v):
+        return st.pack(f"<HI{len(v)}I", 6, len(v), *v)
+
+    def floats(*v):
+        return st.pack(f"<HI{len(v)}f", 7, len(v), *v)
+    brace, close = st.pack("<H", 10), st.pack("<H", 11)
+    key = (name(b"AnimationKey") + brace + ints(2, 1) + ints(0, 3)
+           + floats(1, float("nan"), 0) + close)
+    data = (BIN + name(b"AnimationSet") + brace + name(b"Animation") + brace + key + close + close
+            + close)  # a stray '}' at top level
+    err = _error(data)
+    assert "key 0 value 1 is not finite" in str(err)
+
+
 def test_key_time_limit_is_exclusive():
     body = (b"AnimationSet {\nAnimation {\n{ A }\nAnimationKey {\n2;\n2;\n0;3;0,0,0;;,\n"
             b"2147483647;3;0,0,0;;;\n}\n}\n}\n")

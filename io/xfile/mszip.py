@@ -65,7 +65,8 @@ def decompress(data: bytes, path=None) -> bytes:
         block, q, usize = oversized
         raise FormatError(f"MSZIP block {block}: announces {usize} bytes uncompressed, a block "
                           f"holds at most {BLOCK_SIZE}", path=path, offset=q)
-    out = bytearray()
+    chunks: list[bytes] = []
+    size = 0
     history = b""
     block = 0
     while p < end:
@@ -88,19 +89,21 @@ def decompress(data: bytes, path=None) -> bytes:
         if len(chunk) != usize:
             raise FormatError(f"MSZIP block {block}: inflates to {len(chunk)} bytes, the "
                               f"block header says {usize}", path=path, offset=p)
-        if len(out) + usize > announced:  # cannot happen after the walk above; kept as a guard
+        if size + usize > announced:  # cannot happen after the walk above; kept as a guard
             raise FormatError(f"MSZIP block {block}: output runs past the announced "
                               f"{announced} bytes", path=path, offset=p)
-        out += chunk
-        history = bytes(out[-_WINDOW:])
+        chunks.append(chunk)
+        size += usize
+        # The next block's history: the last 32 KB of output (usually this block).
+        history = chunk if usize >= _WINDOW else (history + chunk)[-_WINDOW:]
         p += 4 + csize
         block += 1
     if block == 0:
         raise FormatError("compressed file has no MSZIP blocks", path=path, offset=p)
-    if total != len(out) + HEADER_SIZE:
+    if total != size + HEADER_SIZE:
         raise FormatError(f"compressed file: header says {total} bytes uncompressed, the blocks "
-                          f"hold {len(out) + HEADER_SIZE}", path=path, offset=HEADER_SIZE)
-    return bytes(out)
+                          f"hold {size + HEADER_SIZE}", path=path, offset=HEADER_SIZE)
+    return b"".join(chunks)
 
 
 def compress(header: bytes, body: bytes, level: int = 6) -> bytes:

@@ -32,6 +32,7 @@ from collections import Counter
 
 import numpy as np
 
+from .key_tables import FLOAT32_MAX, KEY_SIZES, MAX_KEY_TIME, KeyTables
 from .model import XAnimation, XAnimationKey, XAnimationSet, XFile, XFrame, XMaterial, XMesh, XSkinWeights
 from .tokens import CLOSE, EOF, GUID, NAME, NUM, OPEN, TokenStream
 from .vertex_streams import decode_decl, decode_fvf, dwords_to_bytes
@@ -43,10 +44,7 @@ MAX_OBJECTS = 200_000       # data objects, ~1 KB each at most (real files: < 1,
 MAX_MATERIALS = 32_767      # entries of one MeshMaterialList
 MAX_INSTANCED = 1 << 24     # vertices + corners of repeated { Mesh } placements
 MAX_NAME_LENGTH = 1024      # characters of a name or string (Windows paths: < 260)
-MAX_KEY_TIME = 2 ** 31      # ticks; key times lie in [0, MAX_KEY_TIME)
 MAX_WARNINGS = 1000
-FLOAT32_MAX = float(np.finfo(np.float32).max)
-KEY_SIZES = {0: 4, 1: 3, 2: 3, 3: 16, 4: 16}
 # Known objects whose content we do not need: skipped without a warning.
 IGNORED = {"Header", "VertexDuplicationIndices", "MeshFaceWraps", "ObjectMatrixComment"}
 
@@ -97,25 +95,6 @@ def _keys_ok(table: np.ndarray, expected: int) -> bool:
             and total == total and min(values) >= -FLOAT32_MAX and max(values) <= FLOAT32_MAX)
 
 
-def _quick_key(block: np.ndarray | None) -> XAnimationKey | None:
-    """An AnimationKey body of valid numbers only (``TokenStream.number_block``),
-    the usual case, in a few steps; None for anything else, which is then read
-    number by number (with the errors that reading gives)."""
-    if block is None or len(block) < 2:
-        return None
-    key_type, nk = float(block[0]), float(block[1])
-    expected = KEY_SIZES.get(int(key_type)) if key_type.is_integer() else None
-    if expected is None or not nk.is_integer() or nk < 1:
-        return None
-    width = 2 + expected
-    if len(block) != 2 + int(nk) * width:
-        return None
-    table = block[2:].reshape(-1, width)
-    if not _keys_ok(table, expected):
-        return None
-    return XAnimationKey(int(key_type), table[:, 0].copy(), table[:, 2:].copy())
-
-
 class Parser:
     def __init__(self, tokens: TokenStream, xfile: XFile, is_text: bool):
         self.t = tokens
@@ -136,13 +115,30 @@ class Parser:
         self.in_animation = 0  # > 0 while parsing a Frame object inside an Animation
         self.objects = 0
         self.suppressed = 0
+        self.key_tables = KeyTables()
         self.strays: Counter[str] = Counter()
 
     # ------------------------------------------------------------------
     # generic structure
     def parse(self) -> XFile:
-        t = self.t
         top_frames: list[XFrame] = []
+        try:
+            self.objects_at_top(top_frames)
+        except Exception:
+            self.check_keys()  # an earlier key's error comes first
+            raise
+        self.check_keys()
+        self.resolve(top_frames)
+        for ident, count in sorted(self.unknown.items()):
+            self.warn(f"skipped {count} unknown '{ident}' object(s)")
+        for what, count in sorted(self.strays.items()):
+            self.warn(f"{what}: ignored {count} unexpected value token(s)")
+        if self.suppressed:
+            self.xf.warnings.append(f"... and {self.suppressed} more warning(s)")
+        return self.xf
+
+    def objects_at_top(self, top_frames: list[XFrame]) -> None:
+        t = self.t
         while True:
             k = t.kind()
             if k == EOF:
@@ -169,14 +165,6 @@ class Parser:
                 self.warn(f"top-level reference {{ {ref.name} }} ignored")
             else:
                 raise t.error(f"unexpected {t.describe()} at top level")
-        self.resolve(top_frames)
-        for ident, count in sorted(self.unknown.items()):
-            self.warn(f"skipped {count} unknown '{ident}' object(s)")
-        for what, count in sorted(self.strays.items()):
-            self.warn(f"{what}: ignored {count} unexpected value token(s)")
-        if self.suppressed:
-            self.xf.warnings.append(f"... and {self.suppressed} more warning(s)")
-        return self.xf
 
     def warn(self, message: str) -> None:
         if len(self.xf.warnings) < MAX_WARNINGS:
@@ -733,10 +721,25 @@ class Parser:
         self.begin("AnimationKey")
         what = f"{owner}: AnimationKey"
         tmark = t.here()
-        key = _quick_key(t.number_block())
-        if key is not None:
+        key = self.key_tables.take(t.number_block(), tmark, what)
+        if key is not None:  # (checked by check_keys)
             return key
-        t.reset(tmark)  # read it number by number (for the errors)
+        t.reset(tmark)
+        return self.read_key(what, tmark)
+
+    def check_keys(self) -> None:
+        """Check the keys taken on trust (key_tables); the first bad one is read
+        again number by number, which raises its error."""
+        bad = self.key_tables.settle()
+        if bad is not None:
+            mark, what = bad
+            self.t.reset(mark)
+            self.read_key(what, mark)
+            raise self.t.error(f"{what}: inconsistent key checks (internal error)", mark)
+
+    def read_key(self, what: str, tmark) -> XAnimationKey:
+        """An AnimationKey body (after its '{'), number by number."""
+        t = self.t
         key_type = t.read_int(f"{what}: key type")
         expected = KEY_SIZES.get(key_type)
         if expected is None:

@@ -32,32 +32,58 @@ _CODES[ord('"')], _CODES[ord("<")] = STRING, GUID
 _CODES[ord("#")] = _CODES[ord("/")] = MAYBE
 _CODES = bytes(_CODES)
 
+_BLOCK = 1 << 16  # bytes per step of the passes over the whole data
 _SPECIAL = re.compile(rb'"[^"]*"?|<[^<>{}"]*>?|//[^\n]*|#[^\n]*')
 
 
 def scan(data: bytes, start: int):
     """Tokens of ``data[start:]``: (starts, ends) int64 arrays of data offsets,
     and the translated codes (PAD bytes, the data, one separator: the code of
-    data offset i is ``codes[i + PAD]``) for ``text_numbers.parse_decimals``."""
+    data offset i is ``codes[i + PAD]``) for ``text_numbers.parse_decimals``.
+
+    The passes over the whole data go block by block: their temporaries stay
+    small (fresh pages are slow to fill on some machines)."""
     size = len(data)
     codes = np.empty(PAD + size + 1, dtype=np.uint8)
     codes[:PAD + start] = SEP
-    codes[PAD + start:PAD + size] = np.frombuffer(data.translate(_CODES), np.uint8)[start:]
     codes[-1] = SEP
-    candidates = np.flatnonzero(codes > SEP)  # braces, strings, GUIDs, comments
+    found = []
+    for a in range(start, size, _BLOCK):
+        block = codes[PAD + a:PAD + min(a + _BLOCK, size)]
+        block[:] = np.frombuffer(data[a:a + _BLOCK].translate(_CODES), np.uint8)
+        hits = np.flatnonzero(block > SEP)  # braces, strings, GUIDs, comments
+        if len(hits):
+            found.append(hits + (PAD + a))
+    candidates = np.concatenate(found) if found else np.zeros(0, dtype=np.intp)
     spans = _specials(data, codes, candidates)
-    others = candidates[codes[candidates] > SEP] - PAD  # braces, strings, GUIDs
-    is_word = codes < SEP
-    edges = np.flatnonzero(is_word[1:] != is_word[:-1]) + (1 - PAD)
-    word_starts, word_ends = edges[0::2], edges[1::2]
-    if not len(others):
-        return word_starts, word_ends, codes
+    # Braces, strings and GUIDs: one token each, from its first byte to `other_ends`.
+    others = candidates[codes[candidates] > SEP] - PAD
     other_ends = others + 1
     if spans:
         span_starts, span_ends = np.array(spans, dtype=np.int64).reshape(-1, 2).T
         other_ends[np.searchsorted(others, span_starts)] = span_ends
-    where = np.searchsorted(word_starts, others)
-    return np.insert(word_starts, where, others), np.insert(word_ends, where, other_ends), codes
+    # Words: runs of word bytes. Tokens never overlap, so the sorted starts and
+    # the sorted ends pair up: each is merged with the others' block by block.
+    dtype = np.int32 if size < 2 ** 31 - PAD else np.int64
+    starts, ends = [], []
+    edges = 0  # word edges so far: starts and ends alternate
+    for a in range(0, PAD + size, _BLOCK):
+        is_word = codes[a:a + _BLOCK + 1] < SEP
+        found = np.flatnonzero(is_word[1:] != is_word[:-1]) + (a + 1 - PAD)
+        first, edges = edges & 1, edges + len(found)
+        lo, hi = a + 1 - PAD, a + _BLOCK + 1 - PAD  # offsets found in this block: [lo, hi)
+        starts.append(_merge(found[first::2], others, lo, hi, dtype))
+        ends.append(_merge(found[1 - first::2], other_ends, lo, hi, dtype))
+    return np.concatenate(starts), np.concatenate(ends), codes
+
+
+def _merge(words: np.ndarray, others: np.ndarray, lo: int, hi: int, dtype) -> np.ndarray:
+    """The sorted offsets of ``words`` and of the ``others`` in [lo, hi)."""
+    a, b = np.searchsorted(others, (lo, hi))
+    if a == b:
+        return words.astype(dtype)
+    mine = others[a:b]
+    return np.insert(words, np.searchsorted(words, mine), mine).astype(dtype)
 
 
 def _specials(data: bytes, codes: np.ndarray, candidates: np.ndarray) -> list[int]:

@@ -57,7 +57,7 @@ class TextTokens(TokenStream):
         self.where_note = where_note
         self.data = data
         starts, ends, codes = text_scan.scan(data, start)
-        firsts = codes[starts + PAD]  # the code of each token's first character
+        firsts = codes[PAD:][starts]  # the code of each token's first character
         values, exact = parse_decimals(codes, starts, ends, firsts)
         del codes
         self.starts = starts
