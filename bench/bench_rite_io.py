@@ -1,13 +1,16 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Benchmark: write and read a big RiTE RAM (1M vertices, 4M weights by default).
 
-    python3.11 tools/run.py py bench/bench_rite_io.py [--vertices N] [--no-baseline] [--workers N]
+    python3.11 tools/run.py py bench/bench_rite_io.py [--vertices N] [--no-baseline] [--repeat N] [--workers N]
 
 Generates a model in a temporary directory, times ``write_ram`` and
 ``read_ram`` (seconds and MB/s; where the reader parses big sections with
 several threads it is also timed with one), checks the read-back data is
-identical bit for bit, and compares in the same run against two baselines:
+identical bit for bit, and compares in the same run against baselines:
 
+* the writer as it was before its records were formatted with numpy
+  (``%``-formatting: ``repr`` per float, ``%d`` per integer), written here,
+  on the same model: its file must be byte-identical;
 * a naive line-by-line reader (``str.split`` per line, ``float()`` per token,
   dicts for ids) written here, over the whole file;
 * ``numpy.loadtxt`` on the vertex section alone, against the reader's own
@@ -18,6 +21,7 @@ Prints the times and the speed-up ratios.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 import tempfile
@@ -26,13 +30,16 @@ from pathlib import Path
 
 import numpy as np
 
-from legacy_skin_io.io.rite import RamModel, RiteJoint, read_ram, records, write_ram
+from legacy_skin_io.io.atomic import write_atomic
+from legacy_skin_io.io.rite import RamModel, RiteJoint, read_ram, records, write_ram, writer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ratio_line  # noqa: E402
 
 #: the read budget: 3 s for a 1M-vertex RAM (scaled linearly for other sizes)
 READ_BUDGET_PER_VERTEX = 3.0 / 1_000_000
+#: write_ram against the %-formatting writer on the same model
+WRITE_TARGET = 0.25
 
 
 def make_model(n_vertices: int, seed: int = 0) -> RamModel:
@@ -60,6 +67,54 @@ def make_model(n_vertices: int, seed: int = 0) -> RamModel:
                     tri_shader=tri_shader, tri_vertices=tri_vertices, tri_normals=tri_vertices.copy(),
                     tri_uvs=tri_vertices.copy(), weight_vertex=weight_vertex, weight_joint=weight_joint,
                     weight_value=weight_value)
+
+
+def percent_write_ram(m: RamModel, path) -> None:
+    """The RAM writer as it was with %-formatting (the baseline): same checks, same bytes."""
+    writer._validate_ram(m, path)
+    write_atomic(path, (c.encode("utf-8") for c in _percent_chunks(m)))
+
+
+def _percent_rows(fmt: str, columns, n: int, block: int = 65536):
+    for s in range(0, n, block):
+        e = min(n, s + block)
+        cols = [c[s:e] if isinstance(c, range) else c[s:e].tolist() for c in columns]
+        yield (fmt * (e - s)) % tuple(itertools.chain.from_iterable(zip(*cols)))
+
+
+def _percent_chunks(m: RamModel):
+    q = lambda name: f'"{name}"'                                                     # noqa: E731
+    vec = lambda v: " ".join(repr(x) for x in np.asarray(v, dtype=np.float64).tolist())  # noqa: E731
+    out = [writer.RAM_HEADER, f"joints {len(m.joints)}\n"]
+    ids = writer.joint_ids(m)
+    for k, j in enumerate(m.joints):
+        parent = int(ids[j.parent]) if j.parent >= 0 else -1
+        out.append(f"{int(ids[k])} {q(j.name)}\nparent {parent}\norientation {vec(j.orientation)}\n"
+                   f"translation {vec(j.translation)}\nrotation {vec(j.rotation)}\n")
+    out.append(f"mesh {q(m.mesh_name)}\n")
+    yield "".join(out)
+    for name, arr, width in (("vertices", m.positions, 3), ("normals", m.normals, 3), ("uvs", m.uvs, 2)):
+        a = np.asarray(arr, dtype=np.float64)
+        yield f"{name} {len(a)}\n"
+        yield from _percent_rows("%d" + " %r" * width + "\n", [range(len(a))] + [a[:, c] for c in range(width)],
+                                 len(a))
+    nt = len(m.tri_vertices)
+    zeros = np.zeros((nt, 3), dtype=np.int64)
+    tn = m.tri_normals if len(m.normals) and m.tri_normals is not None else zeros
+    tu = m.tri_uvs if len(m.uvs) and m.tri_uvs is not None else zeros
+    block = np.column_stack([np.asarray(m.tri_shader, dtype=np.int64).reshape(nt),
+                             np.asarray(m.tri_vertices, dtype=np.int64).reshape(nt, 3),
+                             np.asarray(tn, dtype=np.int64).reshape(nt, 3),
+                             np.asarray(tu, dtype=np.int64).reshape(nt, 3)])
+    yield f"triangles {nt}\n"
+    yield from _percent_rows("%d" + " %d" * 10 + "\n", [range(nt)] + [block[:, c] for c in range(10)], nt)
+    nw = len(m.weight_value)
+    quoted = np.array([q(j.name) for j in m.joints] or [""], dtype=object)
+    wj = np.asarray(m.weight_joint, dtype=np.int64)
+    yield f"weights {nw}\n"
+    yield from _percent_rows("%d %d %d %s %r\n",
+                             [range(nw), np.asarray(m.weight_vertex, dtype=np.int64), ids[wj] if nw else wj,
+                              quoted[wj], np.asarray(m.weight_value, dtype=np.float64)], nw)
 
 
 def naive_read(path):
@@ -91,18 +146,31 @@ def naive_read(path):
     return out
 
 
-def bench(n_vertices: int, baseline: bool) -> int:
+def bench(n_vertices: int, baseline: bool, repeat: int = 2) -> int:
     model = make_model(n_vertices)
     with tempfile.TemporaryDirectory(prefix="bench_rite_") as tmp:
         path = Path(tmp) / "big.ram"
-        t0 = time.perf_counter()
-        write_ram(model, path)
-        t_write = time.perf_counter() - t0
+        ppath = Path(tmp) / "percent.ram"
+        t_write = t_percent = float("inf")
+        for _ in range(max(1, repeat)):                     # alternately, the best of each
+            t0 = time.perf_counter()
+            write_ram(model, path)
+            t_write = min(t_write, time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            percent_write_ram(model, ppath)
+            t_percent = min(t_percent, time.perf_counter() - t0)
+        identical = ppath.read_bytes() == path.read_bytes()
+        ppath.unlink()
         size_mb = os.path.getsize(path) / 1e6
         print(f"model: {len(model.positions):,} vertices, {len(model.normals):,} normals, "
               f"{len(model.uvs):,} uvs, {len(model.tri_vertices):,} triangles, "
               f"{len(model.weight_value):,} weights; file {size_mb:.1f} MB")
-        print(f"write_ram: {t_write:7.2f} s  {size_mb / t_write:7.1f} MB/s")
+        runs = f" (best of {repeat})" if repeat > 1 else ""
+        print(f"write_ram: {t_write:7.2f} s  {size_mb / t_write:7.1f} MB/s{runs}")
+        print(f"baseline %-formatting writer: {t_percent:7.2f} s  {size_mb / t_percent:7.1f} MB/s{runs}"
+              f"  -> write_ram is {t_percent / t_write:.1f}x faster; files identical: {identical}")
+        if not identical:
+            return 1
 
         warnings: list = []
         t0 = time.perf_counter()
@@ -163,6 +231,7 @@ def bench(n_vertices: int, baseline: bool) -> int:
               f"-> ratio {t_lt / t_vs:.1f}x")
     budget = READ_BUDGET_PER_VERTEX * n_vertices
     print(ratio_line(f"rite read_ram {n_vertices / 1e6:g}M vertices/{budget:g} s budget", t_read, budget, 1.0))
+    print(ratio_line("rite write_ram/%-format", t_write, t_percent, WRITE_TARGET))
     return 0
 
 
@@ -170,13 +239,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vertices", type=int, default=1_000_000)
     ap.add_argument("--no-baseline", action="store_true", help="skip the slow naive reader")
+    ap.add_argument("--repeat", type=int, default=2,
+                    help="write with both writers this many times, alternately, and keep the best of each")
     ap.add_argument("--workers", type=int, default=None,
                     help="threads the reader uses for big sections (default: its own choice)")
     args = ap.parse_args(argv)
     if args.workers is not None:
         n = max(1, args.workers)
         records._workers = lambda: n
-    return bench(args.vertices, not args.no_baseline)
+    return bench(args.vertices, not args.no_baseline, args.repeat)
 
 
 if __name__ == "__main__":

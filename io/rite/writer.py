@@ -18,58 +18,46 @@ reads back.
 """
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from ..atomic import write_atomic
 from ..errors import FormatError
+from ..numtext import Strings, format_rows
 from .lexer import FLOAT_LIMIT, MAX_FRAMES, MAX_JOINTS, MAX_NAME_LENGTH, MAX_TRACKS, MIN_QUATERNION_LENGTH
 from .model import RaaAnimation, RamModel
 
 RAM_HEADER = "# RiTE Ascii Model (legacy_skin_io)\n"
 RAA_HEADER = "# RiTE Ascii Animation (legacy_skin_io)\n"
-_BLOCK = 65536
 
 
 def ram_to_text(m: RamModel) -> str:
     """The canonical RAM text of ``m``."""
-    return "".join(_ram_chunks(m, None))
+    return b"".join(_ram_chunks(m, None, errors=_TEXT)).decode("utf-8", _TEXT)
 
 
 def raa_to_text(a: RaaAnimation) -> str:
     """The canonical RAA text of ``a``."""
-    return "".join(_raa_chunks(a, None))
+    return b"".join(_raa_chunks(a, None, errors=_TEXT)).decode("utf-8", _TEXT)
 
 
 def write_ram(m: RamModel, path) -> None:
     """Write ``m`` to ``path`` (temp file in the same directory, then ``os.replace``)."""
     _validate_ram(m, path)
-    write_atomic(path, (c.encode("utf-8") for c in _ram_chunks(m, path, validated=True)))
+    write_atomic(path, _ram_chunks(m, path, validated=True))
 
 
 def write_raa(a: RaaAnimation, path) -> None:
     """Write ``a`` to ``path`` (temp file in the same directory, then ``os.replace``)."""
     _validate_raa(a, path)
-    write_atomic(path, (c.encode("utf-8") for c in _raa_chunks(a, path, validated=True)))
+    write_atomic(path, _raa_chunks(a, path, validated=True))
 
 
 # -- formatting -------------------------------------------------------------------
+# Chunks are UTF-8 bytes; the record sections come from numtext.format_rows, whose
+# text is that of "%d" / "%r" / "%s" (integers plain, floats as repr). Files are
+# encoded strictly; the *_to_text functions carry any str through (lone surrogates too).
 
-def _rows(fmt: str, columns, n: int):
-    """Yield text blocks of ``fmt % row`` for rows of ``columns`` (sequences or arrays)."""
-    for s in range(0, n, _BLOCK):
-        e = min(n, s + _BLOCK)
-        cols = []
-        for c in columns:
-            if isinstance(c, range):
-                cols.append(c[s:e])
-            elif isinstance(c, np.ndarray):
-                cols.append(c[s:e].tolist())
-            else:
-                cols.append(c[s:e])
-        yield (fmt * (e - s)) % tuple(itertools.chain.from_iterable(zip(*cols)))
-
+_TEXT = "surrogatepass"
 
 def _q(name: str) -> str:
     return f'"{name}"'
@@ -79,7 +67,7 @@ def _vec(v) -> str:
     return " ".join(repr(x) for x in np.asarray(v, dtype=np.float64).tolist())
 
 
-def _ram_chunks(m: RamModel, path, validated: bool = False):
+def _ram_chunks(m: RamModel, path, validated: bool = False, errors: str = "strict"):
     if not validated:
         _validate_ram(m, path)
     out = [RAM_HEADER, f"joints {len(m.joints)}\n"]
@@ -89,54 +77,51 @@ def _ram_chunks(m: RamModel, path, validated: bool = False):
         out.append(f"{int(ids[k])} {_q(j.name)}\nparent {parent}\norientation {_vec(j.orientation)}\n"
                    f"translation {_vec(j.translation)}\nrotation {_vec(j.rotation)}\n")
     out.append(f"mesh {_q(m.mesh_name)}\n")
-    yield "".join(out)
+    yield "".join(out).encode("utf-8", errors)
 
     nv, nn, nu = len(m.positions), len(m.normals), len(m.uvs)
     pos = np.asarray(m.positions, dtype=np.float64)
-    yield f"vertices {nv}\n"
-    yield from _rows("%d %r %r %r\n", [range(nv), pos[:, 0], pos[:, 1], pos[:, 2]], nv)
+    yield b"vertices %d\n" % nv
+    yield from format_rows([range(nv), pos[:, 0], pos[:, 1], pos[:, 2]])
     nrm = np.asarray(m.normals, dtype=np.float64)
-    yield f"normals {nn}\n"
-    yield from _rows("%d %r %r %r\n", [range(nn), nrm[:, 0], nrm[:, 1], nrm[:, 2]], nn)
+    yield b"normals %d\n" % nn
+    yield from format_rows([range(nn), nrm[:, 0], nrm[:, 1], nrm[:, 2]])
     uv = np.asarray(m.uvs, dtype=np.float64)
-    yield f"uvs {nu}\n"
-    yield from _rows("%d %r %r\n", [range(nu), uv[:, 0], uv[:, 1]], nu)
+    yield b"uvs %d\n" % nu
+    yield from format_rows([range(nu), uv[:, 0], uv[:, 1]])
 
     nt = len(m.tri_vertices)
     tv = np.asarray(m.tri_vertices, dtype=np.int64).reshape(nt, 3)
     zeros = np.zeros((nt, 3), dtype=np.int64)
     tn = np.asarray(m.tri_normals, dtype=np.int64).reshape(nt, 3) if (nn and m.tri_normals is not None) else zeros
     tu = np.asarray(m.tri_uvs, dtype=np.int64).reshape(nt, 3) if (nu and m.tri_uvs is not None) else zeros
-    block = np.column_stack([np.asarray(m.tri_shader, dtype=np.int64).reshape(nt), tv, tn, tu])
-    yield f"triangles {nt}\n"
-    yield from _rows("%d" + " %d" * 10 + "\n", [range(nt)] + [block[:, c] for c in range(10)], nt)
+    shader = np.asarray(m.tri_shader, dtype=np.int64).reshape(nt)
+    yield b"triangles %d\n" % nt
+    yield from format_rows([range(nt), shader] + [a[:, c] for a in (tv, tn, tu) for c in range(3)])
 
     nw = len(m.weight_value)
-    quoted = np.array([_q(j.name) for j in m.joints] or [""], dtype=object)
     wj = np.asarray(m.weight_joint, dtype=np.int64)
-    yield f"weights {nw}\n"
-    yield from _rows("%d %d %d %s %r\n",
-                     [range(nw), np.asarray(m.weight_vertex, dtype=np.int64), joint_ids(m)[wj] if nw else wj,
-                      quoted[wj],
-                      np.asarray(m.weight_value, dtype=np.float64)], nw)
+    yield b"weights %d\n" % nw
+    yield from format_rows([range(nw), np.asarray(m.weight_vertex, dtype=np.int64),
+                            joint_ids(m)[wj] if nw else wj, Strings([_q(j.name) for j in m.joints], wj, errors),
+                            np.asarray(m.weight_value, dtype=np.float64)])
 
 
-def _raa_chunks(a: RaaAnimation, path, validated: bool = False):
+def _raa_chunks(a: RaaAnimation, path, validated: bool = False, errors: str = "strict"):
     if not validated:
         _validate_raa(a, path)
     out = [RAA_HEADER]
     if _frames_line_needed(a):
         out.append(f"frames {int(a.frame_count)}\n")
-    yield "".join(out)
+    yield "".join(out).encode("utf-8", errors)
     for t_id, t in enumerate(a.tracks):
         frames = np.asarray(t.frames, dtype=np.int64).reshape(-1)
         rot = np.asarray(t.rotations, dtype=np.float64).reshape(len(frames), 4)
         order = np.argsort(frames, kind="stable")
         frames, rot = frames[order], rot[order]
         k = len(frames)
-        yield f"track {t_id} {int(t.joint_id)} {_q(t.joint_name)}\nkeyframes {k}\n"
-        yield from _rows("%d %d %r %r %r %r\n",
-                         [range(k), frames, rot[:, 0], rot[:, 1], rot[:, 2], rot[:, 3]], k)
+        yield f"track {t_id} {int(t.joint_id)} {_q(t.joint_name)}\nkeyframes {k}\n".encode("utf-8", errors)
+        yield from format_rows([range(k), frames, rot[:, 0], rot[:, 1], rot[:, 2], rot[:, 3]])
 
 
 def _frames_line_needed(a: RaaAnimation) -> bool:
