@@ -32,7 +32,7 @@ _CODES[ord('"')], _CODES[ord("<")] = STRING, GUID
 _CODES[ord("#")] = _CODES[ord("/")] = MAYBE
 _CODES = bytes(_CODES)
 
-_BLOCK = 1 << 16  # bytes per step of the passes over the whole data
+_BLOCK = 1 << 18  # bytes per step of the passes over the whole data
 _SPECIAL = re.compile(rb'"[^"]*"?|<[^<>{}"]*>?|//[^\n]*|#[^\n]*')
 
 
@@ -65,25 +65,27 @@ def scan(data: bytes, start: int):
     # Words: runs of word bytes. Tokens never overlap, so the sorted starts and
     # the sorted ends pair up: each is merged with the others' block by block.
     dtype = np.int32 if size < 2 ** 31 - PAD else np.int64
+    blocks = range(0, PAD + size, _BLOCK)
+    lows = [a + 1 - PAD for a in blocks] + [PAD + size + 1]  # offsets found per block
+    other_starts = np.searchsorted(others, lows).tolist()
+    other_stops = np.searchsorted(other_ends, lows).tolist()
     starts, ends = [], []
     edges = 0  # word edges so far: starts and ends alternate
-    for a in range(0, PAD + size, _BLOCK):
+    for k, a in enumerate(blocks):
         is_word = codes[a:a + _BLOCK + 1] < SEP
-        found = np.flatnonzero(is_word[1:] != is_word[:-1]) + (a + 1 - PAD)
+        found = np.flatnonzero(is_word[1:] != is_word[:-1])
+        found += a + 1 - PAD
         first, edges = edges & 1, edges + len(found)
-        lo, hi = a + 1 - PAD, a + _BLOCK + 1 - PAD  # offsets found in this block: [lo, hi)
-        starts.append(_merge(found[first::2], others, lo, hi, dtype))
-        ends.append(_merge(found[1 - first::2], other_ends, lo, hi, dtype))
+        starts.append(_merge(found[first::2], others[other_starts[k]:other_starts[k + 1]], dtype))
+        ends.append(_merge(found[1 - first::2], other_ends[other_stops[k]:other_stops[k + 1]], dtype))
     return np.concatenate(starts), np.concatenate(ends), codes
 
 
-def _merge(words: np.ndarray, others: np.ndarray, lo: int, hi: int, dtype) -> np.ndarray:
-    """The sorted offsets of ``words`` and of the ``others`` in [lo, hi)."""
-    a, b = np.searchsorted(others, (lo, hi))
-    if a == b:
+def _merge(words: np.ndarray, others: np.ndarray, dtype) -> np.ndarray:
+    """Two sorted arrays as one (a merge: the stable sort finds the two runs)."""
+    if not len(others):
         return words.astype(dtype)
-    mine = others[a:b]
-    return np.insert(words, np.searchsorted(words, mine), mine).astype(dtype)
+    return np.sort(np.concatenate((words, others)).astype(dtype), kind="stable")
 
 
 def _specials(data: bytes, codes: np.ndarray, candidates: np.ndarray) -> list[int]:
