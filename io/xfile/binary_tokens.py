@@ -340,10 +340,17 @@ class BinaryTokens(TokenStream):
             return None
         if kinds[i:close].count(NUM) != close - i:
             return None
-        n = int(self.num_suffix[i]) - int(self.num_suffix[close])
-        values = self.read_floats(n, "numbers")
-        self.i, self.cursor = close + 1, 0
-        return values
+        tokens = self.values[i:close]
+        out = np.empty(sum(token[1] for token in tokens), dtype=np.float64)
+        at = 0
+        for start, count, is_float, numbers, _run in tokens:
+            if numbers is None:  # a long list, converted straight from the data
+                dtype = ("<f8" if self.fsize == 8 else "<f4") if is_float else "<u4"
+                numbers = np.frombuffer(self.data, dtype=dtype, count=count, offset=start)
+            out[at:at + count] = numbers
+            at += count
+        self.i = close + 1
+        return out
 
     # Probes for the parser's fast paths: None instead of an error.
     def try_read_floats(self, n: int) -> np.ndarray | None:
