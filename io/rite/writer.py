@@ -101,9 +101,10 @@ def _ram_chunks(m: RamModel, path, validated: bool = False, errors: str = "stric
 
     nw = len(m.weight_value)
     wj = np.asarray(m.weight_joint, dtype=np.int64)
+    # the joint's id and quoted name, both picked by the weight's joint: one string
+    joint = Strings([f"{int(i)} {_q(j.name)}" for i, j in zip(ids, m.joints)], wj, errors)
     yield b"weights %d\n" % nw
-    yield from format_rows([range(nw), np.asarray(m.weight_vertex, dtype=np.int64),
-                            joint_ids(m)[wj] if nw else wj, Strings([_q(j.name) for j in m.joints], wj, errors),
+    yield from format_rows([range(nw), np.asarray(m.weight_vertex, dtype=np.int64), joint,
                             np.asarray(m.weight_value, dtype=np.float64)])
 
 
