@@ -20,6 +20,7 @@ import numpy as np
 TOKEN_INTEGER_LIST = 6
 TOKEN_FLOAT_LIST = 7
 MIN_ROWS = 8
+_STEP = 8192  # records decoded per step
 _HEAD = struct.Struct("<HI")
 _MASK48 = np.uint64((1 << 48) - 1)
 
@@ -107,13 +108,16 @@ def decode(data: bytes, fsize: int, runs: list[tuple[int, int, int, int, int]]):
         offsets = starts[which] + (np.arange(len(which)) - first[which]) * length
         head1 = int.from_bytes(_HEAD.pack(TOKEN_INTEGER_LIST, c1), "little")
         head2 = int.from_bytes(_HEAD.pack(TOKEN_FLOAT_LIST, c2), "little")
-        if not (((words[offsets] & _MASK48) == head1).all()
-                and ((words[offsets + o2] & _MASK48) == head2).all()):
-            return None
         width = c1 + c2
         numbers = np.empty((len(offsets), width), dtype=np.float64)
-        numbers[:, :c1] = ints[offsets[:, None] + np.arange(6, o2, 4)]
-        numbers[:, c1:] = floats[offsets[:, None] + np.arange(o2 + 6, length, fsize)]
+        int_at, float_at = np.arange(6, o2, 4), np.arange(o2 + 6, length, fsize)
+        for a in range(0, len(offsets), _STEP):  # (bounded temporaries)
+            at = offsets[a:a + _STEP]
+            if not (((words[at] & _MASK48) == head1).all()
+                    and ((words[at + o2] & _MASK48) == head2).all()):
+                return None
+            numbers[a:a + _STEP, :c1] = ints[at[:, None] + int_at]
+            numbers[a:a + _STEP, c1:] = floats[at[:, None] + float_at]
         flat = numbers.reshape(-1)
         for k, a, n in zip(members, (first * width).tolist(), (rows * width).tolist()):
             out[k] = flat[a:a + n]

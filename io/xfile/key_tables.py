@@ -58,25 +58,29 @@ class KeyTables:
             groups.setdefault(width, []).append(k)
         first_bad = len(self.keys)
         done = []
+        tables, self.tables = self.tables, []  # (released as soon as copied)
         for width, members in groups.items():
-            table = np.concatenate([self.tables[k] for k in members]).reshape(-1, width)
+            table = np.concatenate([tables[k] for k in members]).reshape(-1, width)
+            rows = np.cumsum([len(tables[k]) // width for k in members])
+            for k in members:
+                tables[k] = None
             times = table[:, 0]
             ok = (table[:, 1] == width - 2) & (times >= 0) & (times < MAX_KEY_TIME)
             ok &= (np.abs(table[:, 2:]) <= FLOAT32_MAX).all(axis=1)  # (NaN fails)
-            rows = np.cumsum([len(self.tables[k]) // width for k in members])
             if not ok.all():
                 row = int(np.argmin(ok))
                 first_bad = min(first_bad, members[int(np.searchsorted(rows, row, "right"))])
             done.append((members, rows, table))
         if first_bad < len(self.keys):
             return self.marks[first_bad], self.labels[first_bad]
-        for members, rows, table in done:
+        while done:
+            members, rows, table = done.pop()
             times = table[:, 0].copy()
             values = table[:, 2:].copy()
+            del table
             start = 0
             for k, end in zip(members, rows.tolist()):
                 key = self.keys[k]
                 key.times, key.values = times[start:end], values[start:end]
                 start = end
-        self.tables = []
         return None
