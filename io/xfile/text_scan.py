@@ -2,16 +2,18 @@
 """Token boundaries of text .X data, found with numpy (no Python step per token).
 
 The data is translated once into byte codes (``text_numbers`` codes for the
-characters of words, ``SEP`` for whitespace, ';' and ',', ``BRACE``, ``QUOTE``
-for '"' and '<', ``MAYBE`` for '#' and '/'). Strings, GUIDs and comments are
-then found from their first characters (few, in real files) and blanked out;
-a word is a run of word bytes, every brace is a token of its own.
+bytes of words; SEP for whitespace, ';' and ','; OPEN, CLOSE, STRING ('"'),
+GUID ('<'), and MAYBE for '#' and '/'). Strings, GUIDs and comments are then
+found from their first bytes (few, in real files) and blanked out; a word is a
+run of word bytes, every brace is a token of its own. As the regular
+expression tokenizer this replaces:
 
 - a string runs to the next '"' (or the end of the data), a GUID to the next
   '>' (stopping before '<', '{', '}' or '"');
 - '#' and '//' start a comment to the end of the line, except a '#' right
   after '.' (MSVC's "1.#QNAN0" spellings of NaN / infinity) or a single '/':
-  those belong to a word.
+  those belong to a word;
+- words are split on what ``str.split()`` splits Latin-1 text on, ';' and ','.
 """
 from __future__ import annotations
 
@@ -37,9 +39,10 @@ _SPECIAL = re.compile(rb'"[^"]*"?|<[^<>{}"]*>?|//[^\n]*|#[^\n]*')
 
 
 def scan(data: bytes, start: int):
-    """Tokens of ``data[start:]``: (starts, ends) int64 arrays of data offsets,
-    and the translated codes (PAD bytes, the data, one separator: the code of
-    data offset i is ``codes[i + PAD]``) for ``text_numbers.parse_decimals``.
+    """Tokens of ``data[start:]``: (starts, ends) arrays of data offsets (int32;
+    int64 from 2 GiB), and the translated codes (PAD bytes, the data, one
+    separator: the code of data offset i is ``codes[i + PAD]``) for
+    ``text_numbers.parse_decimals``.
 
     The passes over the whole data go block by block: their temporaries stay
     small (fresh pages are slow to fill on some machines)."""
@@ -73,16 +76,17 @@ def scan(data: bytes, start: int):
     edges = 0  # word edges so far: starts and ends alternate
     for k, a in enumerate(blocks):
         is_word = codes[a:a + _BLOCK + 1] < SEP
-        found = np.flatnonzero(is_word[1:] != is_word[:-1])
-        found += a + 1 - PAD
-        first, edges = edges & 1, edges + len(found)
-        starts.append(_merge(found[first::2], others[other_starts[k]:other_starts[k + 1]], dtype))
-        ends.append(_merge(found[1 - first::2], other_ends[other_stops[k]:other_stops[k + 1]], dtype))
+        at = np.flatnonzero(is_word[1:] != is_word[:-1])
+        at += a + 1 - PAD
+        first, edges = edges & 1, edges + len(at)
+        starts.append(_merge(at[first::2], others[other_starts[k]:other_starts[k + 1]], dtype))
+        ends.append(_merge(at[1 - first::2], other_ends[other_stops[k]:other_stops[k + 1]], dtype))
     return np.concatenate(starts), np.concatenate(ends), codes
 
 
 def _merge(words: np.ndarray, others: np.ndarray, dtype) -> np.ndarray:
-    """Two sorted arrays as one (a merge: the stable sort finds the two runs)."""
+    """Two sorted arrays as one (a linear merge: the stable sort, timsort for
+    these types, finds the two sorted runs)."""
     if not len(others):
         return words.astype(dtype)
     return np.sort(np.concatenate((words, others)).astype(dtype), kind="stable")
