@@ -8,9 +8,11 @@ slots have weight 0). Two weight policies:
   at most 1e-4 stays where it is (Blender's Armature modifier).
 * ``"rite"``: weights used as given (the RiTE runtime does not renormalise).
 
-Linear blend skinning blends the 3x4 skinning matrices per vertex and applies
-the blend once; it runs in float32 or float64 (the dtype of the inputs) on
-chunks of vertices spread over threads (numpy releases the GIL).
+Linear blend skinning (``SkinJob``) prepares the weighted rest positions of
+every influence once; a pose then gathers rows of the skinning matrices and
+takes one dot product per vertex and row. It runs in float32 or float64 (the
+dtype of the inputs) on chunks of vertices spread over threads (numpy
+releases the GIL).
 Dual-quaternion skinning follows Blender's "Preserve Volume" code path.
 """
 from __future__ import annotations
@@ -25,7 +27,7 @@ import numpy as np
 from . import quat
 
 BLENDER_MIN_CONTRIB = 1e-4
-_CHUNK = 16384
+_CHUNK = 16384          # most vertices per chunk of work
 _POOL: ThreadPoolExecutor | None = None
 
 
@@ -119,51 +121,188 @@ class Influences:
 class SkinJob:
     """Linear blend skinning prepared once, run for many poses (ozz-style job).
 
-    Rest positions (and optionally normals) and the influences are stored
-    transposed, (3, V) and (K, V), so every per-chunk operation runs on
-    contiguous rows; chunks of vertices are spread over threads (numpy
-    releases the GIL). ``run(matrices)`` returns (V, 3) views of the result.
+    What does not depend on the pose is prepared at construction: each
+    vertex's influences are ordered with the non-zero weights first, and every
+    influence slot stores the weighted homogeneous rest position
+    ``w_k * [x, y, z, 1]`` (``w_k * [nx, ny, nz, 0]`` for normals), vertex
+    after vertex, so that
+
+        out[v, r] = sum over slots k and columns c of M_{j_k}[r, c] * w_k p[v, c]
+
+    is one dot product of length 4 K per vertex and row. A pose then costs,
+    per chunk of vertices, one ``np.take`` of matrix rows and one ``einsum``
+    of those dot products (no per-vertex blend of 12 gathered matrix entries
+    per influence). In float32 a gathered item is the same row of the
+    matrices of two joints (a table of joint pairs, 32 bytes per item; built
+    per pose while the rig is small enough for it to stay in cache), so a
+    vertex with four influences needs six gathers. Chunks only carry as many
+    slots as their vertices use, and are spread over threads (numpy releases
+    the GIL), each thread with its own scratch buffers: a pose allocates
+    nothing big. ``run(matrices)`` returns (V, 3) views of the result.
     """
+
+    _SCRATCH_BYTES = 1 << 19   # gathered matrix rows of one chunk (per thread)
+    _PAIR_TABLE_BYTES = 1 << 20   # joint-pair table (float32) at most this big
 
     def __init__(self, positions: np.ndarray, influences: Influences, policy: str = "blender",
                  normals: np.ndarray | None = None, dtype=None, threads: bool = True):
         pos = np.asarray(positions)
         self.dtype = np.dtype(dtype or (pos.dtype if pos.dtype in (np.float32, np.float64) else np.float64))
-        self.pos_t = np.ascontiguousarray(pos.T, dtype=self.dtype)
-        self.nrm_t = None if normals is None else np.ascontiguousarray(np.asarray(normals).T, dtype=self.dtype)
+        dt = self.dtype
+        pos = np.asarray(pos, dtype=dt).reshape(-1, 3)
+        nrm = None if normals is None else np.asarray(normals, dtype=dt).reshape(-1, 3)
         w, moving = influences.policy_weights(policy)
-        self.joints_t = np.ascontiguousarray(influences.joints.T, dtype=np.int32)
-        self.weights_t = np.ascontiguousarray(w.T, dtype=self.dtype)
-        self.still = np.nonzero(~moving)[0]
-        if self.joints_t.size and self.joints_t.min() < 0:
+        joints = np.asarray(influences.joints)
+        if joints.size and joints.min() < 0:
             raise IndexError("negative joint index in the influences")
-        # gathers use np.take(mode="wrap"): no per-element bounds check (about 40 %
-        # faster than the default mode="raise"); run() checks the largest index once
-        self.joint_limit = int(self.joints_t.max()) + 1 if self.joints_t.size else 0
-        V = self.pos_t.shape[1]
-        self.bounds = [(lo, min(V, lo + _CHUNK)) for lo in range(0, V, _CHUNK)]
-        self.threads = threads and len(self.bounds) > 1
-        self.out_t = np.empty((3, V), dtype=self.dtype)
-        self.out_n_t = None if normals is None else np.empty((3, V), dtype=self.dtype)
+        # gathers use np.take(mode="wrap"): no per-element bounds check; run()
+        # checks the largest index once
+        self.joint_limit = int(joints.max()) + 1 if joints.size else 0
+        V, K = joints.shape
+        w = np.asarray(w, dtype=dt)
+        # non-zero weights first (from_sparse pads at the end already): a chunk
+        # carries only the slots its vertices use
+        nz = w != 0
+        if K > 1 and (~nz[:, :-1] & nz[:, 1:]).any():
+            unordered = np.nonzero((~nz[:, :-1] & nz[:, 1:]).any(axis=1))[0]
+            if len(unordered):
+                order = np.argsort(~nz[unordered], axis=1, kind="stable")
+                w, joints = w.copy(), joints.copy()
+                w[unordered] = np.take_along_axis(w[unordered], order, axis=1)
+                joints[unordered] = np.take_along_axis(joints[unordered], order, axis=1)
+                nz[unordered] = np.take_along_axis(nz[unordered], order, axis=1)
+        self._rows = 3 if nrm is None else 6
+        # joints per gathered item: pairs in float32 (a 32-byte item, numpy's
+        # fastest take) when the pair table is small, else one joint
+        J = max(1, self.joint_limit)
+        g = 2 if (dt == np.float32 and K > 1
+                  and self._rows * J * J * 8 * dt.itemsize <= self._PAIR_TABLE_BYTES) else 1
+        Kg = -(-K // g) * g                         # whole groups; a padding slot has weight 0
+        per_vertex = self._rows * 4 * max(Kg, 1) * dt.itemsize
+        C = int(min(_CHUNK, max(256, 2 ** int(np.log2(max(1, self._SCRATCH_BYTES // per_vertex))))))
+        self.bounds = [(i, lo, min(V, lo + C)) for i, lo in enumerate(range(0, V, C))]
+        starts = [lo for _, lo, _ in self.bounds]
+        # slots used in each chunk: 1 + the last column with a non-zero weight
+        chunk_used = np.zeros(len(starts), dtype=int)
+        for k in range(K if V else 0):
+            chunk_used[np.logical_or.reduceat(nz[:, k], starts)] = k + 1
+        n_chunks = len(self.bounds)
+        self._index: list[np.ndarray] = [np.empty(0)] * n_chunks
+        self._q: list[np.ndarray] = [np.empty(0)] * n_chunks
+        self._qn: list[np.ndarray] = [np.empty(0)] * n_chunks
 
-    def _chunk(self, mats_t, src_t, out_t, lo, hi, translate):
-        j = self.joints_t[:, lo:hi]
-        w = self.weights_t[:, lo:hi]
-        blend = np.take(mats_t, j[0], axis=1, mode="wrap")
-        blend *= w[0]
-        tmp = np.empty_like(blend)
-        for k in range(1, j.shape[0]):
-            np.take(mats_t, j[k], axis=1, out=tmp, mode="wrap")
-            tmp *= w[k]
-            blend += tmp
-        x, y, z = src_t[0, lo:hi], src_t[1, lo:hi], src_t[2, lo:hi]
-        for r in range(3):
-            o = out_t[r, lo:hi]
-            np.multiply(blend[4 * r], x, out=o)
-            o += blend[4 * r + 1] * y
-            o += blend[4 * r + 2] * z
-            if translate:
-                o += blend[4 * r + 3]
+        def prepare(item):
+            i, lo, hi = item
+            k = -(-int(chunk_used[i]) // g) * g
+            wk, jk = w[lo:hi, :k], joints[lo:hi, :k].astype(np.intp)
+            if k > K:                               # odd K in pairs: one padding slot
+                wk = np.concatenate([wk, np.zeros((hi - lo, k - K), dt)], axis=1)
+                jk = np.concatenate([jk, np.zeros((hi - lo, k - K), np.intp)], axis=1)
+            self._index[i] = jk[:, 0::2] * J + jk[:, 1::2] if g == 2 else jk
+            self._q[i] = self._weighted(pos[lo:hi], 1, wk)
+            if nrm is not None:
+                self._qn[i] = self._weighted(nrm[lo:hi], 0, wk)
+
+        if threads and n_chunks > 1:
+            _parallel(prepare, self.bounds)
+        else:
+            for item in self.bounds:
+                prepare(item)
+        self._J = J
+        self._group = g
+        self._C = C
+        # vertices that stay where they are (blender policy, weights summing to ~0)
+        self.still = np.nonzero(~moving)[0]
+        self._still_pos = pos[self.still].T.copy()
+        self._still_nrm = None if nrm is None else nrm[self.still].T.copy()
+        self._still_at = np.searchsorted(self.still, starts + [V])
+        self.threads = threads and len(self.bounds) > 1
+        self.out_t = np.empty((3, V), dtype=dt)
+        self.out_n_t = None if nrm is None else np.empty((3, V), dtype=dt)
+        self._scratch_size = self._rows * C * 4 * max(Kg, 1)
+        self._local = threading.local()
+
+    @staticmethod
+    def _weighted(p: np.ndarray, last: float, w: np.ndarray) -> np.ndarray:
+        """(V, 4 K): w[v, k] * [p_x, p_y, p_z, last], the slots of a vertex side by side."""
+        V, K = w.shape
+        p4 = np.empty((V, 4), dtype=p.dtype)
+        p4[:, :3] = p
+        p4[:, 3] = last
+        # repeat each vertex's 4 values K times as one item (a plain copy), then
+        # scale each component by the slot weights (long strided loops; a
+        # broadcast over the last axis of 4 would run one tiny loop per slot)
+        item = np.dtype((np.void, 4 * p.dtype.itemsize))
+        q = np.repeat(p4.view(item).reshape(V), K).view(p.dtype).reshape(V * K, 4)
+        wf = w.reshape(-1)
+        for c in range(4):
+            q[:, c] *= wf
+        return q.reshape(V, 4 * K)
+
+    def _scratch(self):
+        """This thread's scratch arrays (allocated on its first chunk, then reused)."""
+        b = getattr(self._local, "scratch", None)
+        if b is None:
+            C = self._C
+            b = (np.empty(self._scratch_size, dtype=self.dtype),    # gathered matrix rows
+                 np.empty((2, C), dtype=self.dtype),                # normal lengths
+                 np.empty(C, dtype=bool))
+            self._local.scratch = b
+        return b
+
+    def _chunk(self, item, table):
+        i, lo, hi = item
+        n = hi - lo
+        out = self.out_t[:, lo:hi]
+        out_n = None if self.out_n_t is None else self.out_n_t[:, lo:hi]
+        gathered, lengths, zero = self._scratch()
+        index = self._index[i]
+        if index.shape[1] == 0:
+            out[...] = 0
+            if out_n is not None:
+                out_n[...] = 0
+        else:
+            rows, s = len(table), 4 * self._group * index.shape[1]
+            g = gathered[:rows * n * s].reshape(rows, n, index.shape[1], table.shape[2])
+            np.take(table, index, axis=1, out=g, mode="wrap")
+            g = g.reshape(rows, n, s)
+            np.einsum("rvs,vs->rv", g[:3], self._q[i], out=out, optimize=False)
+            if out_n is not None:
+                np.einsum("rvs,vs->rv", g[3:], self._qn[i], out=out_n, optimize=False)
+        a, b = self._still_at[i], self._still_at[i + 1]
+        if b > a:
+            idx = self.still[a:b] - lo
+            out[:, idx] = self._still_pos[:, a:b]
+            if out_n is not None:
+                out_n[:, idx] = self._still_nrm[:, a:b]
+        if out_n is not None:
+            length, tmp = lengths[0, :n], lengths[1, :n]
+            np.multiply(out_n[0], out_n[0], out=length)
+            np.multiply(out_n[1], out_n[1], out=tmp)
+            length += tmp
+            np.multiply(out_n[2], out_n[2], out=tmp)
+            length += tmp
+            np.sqrt(length, out=length)
+            np.equal(length, 0, out=zero[:n])
+            length += zero[:n]                  # zero length: divide by 1
+            out_n /= length
+
+    def _table(self, m: np.ndarray, normal_matrices) -> np.ndarray:
+        """Rows of the skinning (and normal) matrices, (rows, J, 4); in pairs
+        (rows, J * J, 8): item a * J + b holds row r of joints a and b."""
+        J = self._J
+        rows = np.zeros((self._rows, J, 4), dtype=self.dtype)
+        rows[:3] = m[:J, :3, :4].transpose(1, 0, 2)
+        if self._rows == 6:
+            if normal_matrices is None:
+                normal_matrices = np.swapaxes(np.linalg.inv(m[:J, :3, :3]), -1, -2)
+            rows[3:, :, :3] = np.swapaxes(np.asarray(normal_matrices, dtype=np.float64)[:J], 0, 1)
+        if self._group == 1:
+            return rows
+        pairs = np.empty((self._rows, J, J, 8), dtype=self.dtype)
+        pairs[:, :, :, :4] = rows[:, :, None]
+        pairs[:, :, :, 4:] = rows[:, None]
+        return pairs.reshape(self._rows, J * J, 8)
 
     def run(self, matrices: np.ndarray, normal_matrices: np.ndarray | None = None):
         """Skin with (J, 4, 4) matrices; normals (if given at construction) use
@@ -172,35 +311,17 @@ class SkinJob:
         m = np.asarray(matrices, dtype=np.float64)
         if len(m) < self.joint_limit:
             raise IndexError(f"influences name joint {self.joint_limit - 1} but only {len(m)} matrices are given")
-        mats_t = np.ascontiguousarray(m[:, :3, :4].reshape(-1, 12).T, dtype=self.dtype)
-        nm_t = None
-        if self.nrm_t is not None:
-            if normal_matrices is None:
-                normal_matrices = np.swapaxes(np.linalg.inv(m[:, :3, :3]), -1, -2)
-            nm = np.zeros((len(m), 3, 4))
-            nm[:, :, :3] = normal_matrices
-            nm_t = np.ascontiguousarray(nm.reshape(-1, 12).T, dtype=self.dtype)
+        table = self._table(m, normal_matrices) if len(m) else None
 
-        def work(b):
-            self._chunk(mats_t, self.pos_t, self.out_t, b[0], b[1], True)
-            if nm_t is not None:
-                self._chunk(nm_t, self.nrm_t, self.out_n_t, b[0], b[1], False)
+        def work(item):
+            self._chunk(item, table)
 
         if self.threads:
             _parallel(work, self.bounds)
         else:
-            for b in self.bounds:
-                work(b)
-        if len(self.still):
-            self.out_t[:, self.still] = self.pos_t[:, self.still]
-            if nm_t is not None:
-                self.out_n_t[:, self.still] = self.nrm_t[:, self.still]
-        out_n = None
-        if nm_t is not None:
-            length = np.sqrt(np.sum(self.out_n_t * self.out_n_t, axis=0))
-            self.out_n_t /= np.where(length > 0, length, 1)
-            out_n = self.out_n_t.T
-        return self.out_t.T, out_n
+            for item in self.bounds:
+                work(item)
+        return self.out_t.T, None if self.out_n_t is None else self.out_n_t.T
 
 
 def linear_blend(positions: np.ndarray, matrices: np.ndarray, influences: Influences,

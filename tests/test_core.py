@@ -333,6 +333,116 @@ def test_linear_blend_float32_threads_and_normals():
     assert np.allclose(nn, ref)
 
 
+def _skin_reference(pos, nrm, mats, normal_mats, joints, weights, policy):
+    """Straightforward linear blend skinning in float64, slot by slot:
+    sum over influences of w * (M @ [p, 1]) (normals: w * (N @ n), then
+    normalised); "blender" divides by the weight sum and keeps vertices whose
+    weights sum to at most 1e-4 where they are."""
+    pos = np.asarray(pos, dtype=np.float64)
+    nrm = np.asarray(nrm, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    out = np.zeros_like(pos)
+    out_n = np.zeros_like(nrm)
+    for k in range(joints.shape[1]):
+        m = mats[joints[:, k]]
+        out += w[:, k, None] * (np.einsum("vij,vj->vi", m[:, :3, :3], pos) + m[:, :3, 3])
+        out_n += w[:, k, None] * np.einsum("vij,vj->vi", normal_mats[joints[:, k]], nrm)
+    if policy == "blender":
+        total = w.sum(axis=1)
+        still = total <= skinning.BLENDER_MIN_CONTRIB
+        div = np.where(still, 1.0, total)[:, None]
+        out = np.where(still[:, None], pos, out / div)
+        out_n = np.where(still[:, None], nrm, out_n / div)
+    length = np.linalg.norm(out_n, axis=1, keepdims=True)
+    return out, out_n / np.where(length > 0, length, 1.0)
+
+
+def _skin_case(rng, V, J, K, scale_spread=0.5):
+    """Random rig and influences with the awkward cases: vertices without any
+    weight, vertices with fewer influences than K (padding, zero weights
+    before non-zero ones), repeated joints and a tiny total weight."""
+    pos = rng.normal(size=(V, 3)) * 3.0
+    nrm = rng.normal(size=(V, 3))
+    nrm /= np.linalg.norm(nrm, axis=1, keepdims=True)
+    mats = np.tile(np.eye(4), (J, 1, 1))
+    mats[:, :3, :3] = quat.to_mat3(quat.normalize(rng.normal(size=(J, 4)))) * rng.uniform(
+        1 - scale_spread, 1 + scale_spread, (J, 1, 3))
+    mats[:, :3, 3] = rng.normal(size=(J, 3))
+    joints = rng.integers(0, J, size=(V, K)).astype(np.int32)
+    weights = rng.uniform(0, 1, size=(V, K))
+    weights[rng.random((V, K)) < 0.25] = 0.0       # padding anywhere in the row
+    weights[: V // 50] = 0.0                       # no influence at all
+    weights[V // 50: V // 40, 1:] = 0.0            # a single influence
+    if V > 100:
+        weights[V // 40: V // 40 + 3] = 2e-5       # total under Blender's 1e-4
+    return pos, nrm, mats, joints, weights
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("policy", ["blender", "rite"])
+@pytest.mark.parametrize("V,J,K", [(20_000, 24, 4), (9000, 64, 3), (3000, 200, 5), (700, 1, 2), (50, 7, 1)])
+def test_skin_job_matches_straightforward_reference(dtype, policy, V, J, K):
+    """SkinJob against a slot-by-slot float64 reference: both policies and
+    dtypes, normals, unweighted and padded vertices, a single joint, odd K,
+    rigs with and without the joint-pair table, several chunks and threads."""
+    rng = np.random.default_rng(V + J + K)
+    pos, nrm, mats, joints, weights = _skin_case(rng, V, J, K)
+    normal_mats = np.swapaxes(np.linalg.inv(mats[:, :3, :3]), -1, -2)
+    ref, ref_n = _skin_reference(pos, nrm, mats, normal_mats, joints, weights, policy)
+    infl = skinning.Influences(joints, weights.astype(dtype))
+    size = np.abs(ref).max()
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    for threads in (False, True):
+        job = skinning.SkinJob(pos.astype(dtype), infl, policy, normals=nrm.astype(dtype), threads=threads)
+        out, out_n = job.run(mats)
+        assert out.shape == (V, 3) and out_n.shape == (V, 3)
+        assert out.dtype == dtype and out_n.dtype == dtype
+        assert np.abs(out - ref).max() <= tol * size
+        assert np.abs(out_n - ref_n).max() <= tol          # unit vectors
+        # positions only, and the same job run again with another pose
+        plain = skinning.SkinJob(pos.astype(dtype), infl, policy, threads=threads)
+        p1, none = plain.run(mats)
+        assert none is None and np.abs(p1 - ref).max() <= tol * size
+        moved = mats.copy()
+        moved[:, :3, 3] += 1.0
+        ref2, _ = _skin_reference(pos, nrm, moved, normal_mats, joints, weights, policy)
+        p2, _ = plain.run(moved)
+        assert np.abs(p2 - ref2).max() <= tol * np.abs(ref2).max()
+
+
+def test_skin_job_from_sparse_float32_rig_and_explicit_normal_matrices():
+    """The benchmark's shape in small: from_sparse influences (float32, four
+    per vertex), skinned in float32 and float64; explicit normal matrices."""
+    rng = np.random.default_rng(21)
+    pos, mats, vert, joint, weight = _random_skin(rng, V=30_000, J=64, K=4)
+    nrm = rng.normal(size=(30_000, 3))
+    normal_mats = quat.to_mat3(quat.normalize(rng.normal(size=(64, 4))))
+    for dtype in (np.float32, np.float64):
+        infl = skinning.Influences.from_sparse(30_000, vert, joint, weight, dtype=dtype)
+        ref, ref_n = _skin_reference(pos, nrm, mats, normal_mats, infl.joints, infl.weights, "blender")
+        job = skinning.SkinJob(pos.astype(dtype), infl, normals=nrm.astype(dtype))
+        out, out_n = job.run(mats, normal_matrices=normal_mats)
+        tol = 1e-5 if dtype == np.float32 else 1e-12
+        assert np.abs(out - ref).max() <= tol * np.abs(ref).max()
+        assert np.abs(out_n - ref_n).max() <= tol          # unit vectors
+
+
+def test_skin_job_index_checks():
+    infl = skinning.Influences(np.array([[0, 3], [2, 1]], dtype=np.int32), np.array([[0.5, 0.5], [1.0, 0.0]]))
+    job = skinning.SkinJob(np.zeros((2, 3)), infl)
+    assert job.joint_limit == 4
+    with pytest.raises(IndexError):
+        job.run(np.tile(np.eye(4), (3, 1, 1)))
+    out, _ = job.run(np.tile(np.eye(4), (4, 1, 1)))
+    assert np.allclose(out, 0.0)
+    bad = skinning.Influences(np.array([[0, -1]], dtype=np.int32), np.array([[0.5, 0.5]]))
+    with pytest.raises(IndexError):
+        skinning.SkinJob(np.zeros((1, 3)), bad)
+    empty = skinning.SkinJob(np.zeros((0, 3)), skinning.Influences(np.zeros((0, 1), np.int32), np.zeros((0, 1))))
+    out, _ = empty.run(np.tile(np.eye(4), (1, 1, 1)))
+    assert out.shape == (0, 3)
+
+
 def test_dual_quaternion_rigid_single_influence_is_exact_and_preserves_length():
     rng = np.random.default_rng(9)
     J = 6
