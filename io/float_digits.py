@@ -94,12 +94,12 @@ _P10_H, _P10_L = _pow10_table()
 _MARGIN = 2.0 ** -40                    # the fast path's errors stay below 2**-45
 
 
-def _mul128(a, b):
-    """(low, high) 64-bit halves of the product of uint64 arrays a and b (32-bit limbs)."""
+def mul128(a, b_lo, b_hi):
+    """(low, high) 64-bit halves of a * b for uint64 arrays ``a`` and
+    b = b_hi * 2**32 + b_lo (32-bit limbs; shared with the RAM reader's
+    decimal -> binary conversion)."""
     a_lo = a & _M32
     a_hi = a >> _S32
-    b_lo = b & _M32
-    b_hi = b >> _S32
     ll = a_lo * b_lo
     lh = a_lo * b_hi
     hl = a_hi * b_lo
@@ -116,6 +116,11 @@ def _mul128(a, b):
     hh += hl
     hh += mid
     return lo, hh
+
+
+def _mul128(a, b):
+    """(low, high) 64-bit halves of the product of uint64 arrays a and b."""
+    return mul128(a, b & _M32, b >> _S32)
 
 
 def _minus_shifted(lo, hi, g, sh):

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..float_digits import mul128
 from .lexer import (
     FLOAT_LIMIT,
     INT_LIMIT,
@@ -850,28 +851,6 @@ def _to_float64(w: np.ndarray, q: np.ndarray, neg: np.ndarray):
     return out, ok
 
 
-def _mul128(a, b_lo, b_hi):
-    """(low, high) 64-bit halves of a * b for uint64 ``a`` and b = b_hi * 2**32 + b_lo."""
-    a_lo = a & _M32
-    a_hi = a >> _S32
-    ll = a_lo * b_lo
-    lh = a_lo * b_hi
-    hl = a_hi * b_lo
-    hh = a_hi * b_hi
-    mid = ll >> _S32
-    mid += lh & _M32
-    mid += hl & _M32
-    ll &= _M32
-    lo = ll | (mid << _S32)
-    lh >>= _S32
-    hl >>= _S32
-    mid >>= _S32
-    hh += lh
-    hh += hl
-    hh += mid
-    return lo, hh
-
-
 def _eisel_lemire(w: np.ndarray, q: np.ndarray):
     """IEEE binary64 bits of w * 10**q (w > 0, -342 <= q <= 308); second value: decided (None: all).
 
@@ -886,11 +865,11 @@ def _eisel_lemire(w: np.ndarray, q: np.ndarray):
         lz += short
         wn <<= short.astype(np.uint64)
     idx = q + 342
-    lo, hi = _mul128(wn, _P5_HI_LO[idx], _P5_HI_HI[idx])
+    lo, hi = mul128(wn, _P5_HI_LO[idx], _P5_HI_HI[idx])
     need = np.flatnonzero((hi & _U(0x1FF)) == _U(0x1FF))
     if len(need):
         b = _P5_LO[idx[need]]
-        _, hi2 = _mul128(wn[need], b & _M32, b >> _S32)
+        _, hi2 = mul128(wn[need], b & _M32, b >> _S32)
         low = lo[need] + hi2
         lo[need] = low
         hi[need] += (hi2 > low).astype(np.uint64)
