@@ -219,9 +219,16 @@ class TextTokens(TokenStream):
         if n > self.n - self.i or not self._exact(n):
             return None
         values = self.values[self.i:self.i + n]
-        arr = values.astype(np.int64)  # exact numbers are below 2**53
-        if not np.array_equal(arr, values):
-            return None
+        if n <= 16:  # (a face, a header: cheaper in Python)
+            floats = values.tolist()
+            ints = [int(v) for v in floats]  # exact numbers are below 2**53
+            if ints != floats:
+                return None
+            arr = np.array(ints, dtype=np.int64)
+        else:
+            arr = values.astype(np.int64)
+            if not np.array_equal(arr, values):
+                return None
         self.i += n
         return arr
 
