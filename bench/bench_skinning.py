@@ -9,8 +9,9 @@ Blender, then times in the same run, pose after pose:
   * Blender: Armature modifier evaluation (depsgraph update) plus reading the
     deformed vertices back with foreach_get of the ``position`` attribute
     (15x faster than ``vertices.foreach_get("co")``: 1 ms for 500,000);
-  * core: the same skinning with core.skinning.linear_blend (float32, the
-    pose matrices computed by the core from the pose channels).
+  * core: the same skinning with a core.skinning.SkinJob prepared once
+    (float32; the pose matrices computed by the core from the pose channels,
+    with the rig's inverse bind matrices computed once, not per pose).
 The outputs are compared so both sides compute the same thing. Each side
 runs first for every other pose (``--order``). Prints sampling throughput
 (100 joints x 10,000 frames), the spread of the per-pose ratios, the CPU
@@ -84,11 +85,15 @@ def build_scene(bpy, V, J, K, rng):
     return ao, mo, names, np.array(parents), pos, infl
 
 
-def core_pose(ao, names, parents, rest, rel):
+def core_pose(ao, names, parents, rel, inv_bind):
     q = np.array([tuple(ao.pose.bones[n].rotation_quaternion) for n in names])
     basis = quat.to_mat4(np.concatenate((q[:, 1:], q[:, :1]), axis=1))
     world = skeleton.Skeleton(parents).world(rel @ basis)
-    return skeleton.skin_matrices(world, rest)
+    # skeleton.skin_matrices(world, rest) with the inverse bind matrices computed
+    # once per rig: np.linalg.inv goes through OpenBLAS (LAPACK), whose worker
+    # thread then busy-waits for about 0.1 s, i.e. holds one of the two CPUs
+    # while SkinJob.run's threads work
+    return world @ inv_bind
 
 
 def bench_sampling(rng):
@@ -135,6 +140,7 @@ def main() -> int:
           f"(built in {time.perf_counter() - t0:.1f} s)")
     rest = np.array([np.array(ao.data.bones[n].matrix_local) for n in names])
     rel = np.array([np.linalg.inv(rest[p]) @ rest[j] if p >= 0 else rest[j] for j, p in enumerate(parents)])
+    inv_bind = np.linalg.inv(rest)
     dg = bpy.context.evaluated_depsgraph_get()
     buf = np.empty(args.vertices * 3, dtype=np.float32)
     job = skinning.SkinJob(pos, infl, "blender")
@@ -145,7 +151,7 @@ def main() -> int:
             ao.pose.bones[n].rotation_quaternion = (q[3], q[0], q[1], q[2])
         def ours():
             c0, t0 = time.process_time(), time.perf_counter()
-            skin = core_pose(ao, names, parents, rest, rel)
+            skin = core_pose(ao, names, parents, rel, inv_bind)
             out, _ = job.run(skin)
             cpu_c.append(time.process_time() - c0)
             return time.perf_counter() - t0, out
