@@ -692,9 +692,62 @@ def animated_props(clip: Clip, j: int) -> set[str]:
     return out
 
 
-def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict[int, set[str]]):
+def bake_clip(built: Built, clip: Clip, fps: float):
+    """(frames, location, rotation, scale) of every bone at every frame of
+    ``clip`` (rotations in the sign of ``Clip.baked_rotations``)."""
+    sk = built.scene.skeleton
+    assert sk is not None
+    rs = built.rest
+    frames, times = clip.bake_frames(fps)
+    world = sk.world(clip.sample_local(sk.local, times))[:, built.bones]
+    t, r, s = rig.basis_channels(rs.pose_basis(world))
+    if len(clip.rotation.targets):
+        # the sign of Clip.baked_rotations (a layer is blended with it, and
+        # the extractor maps keys back to it linearly)
+        _, ref = clip.baked_rotations(sampling.decompose_trs(sk.local)[1], fps)
+        local_q = ref[:, built.bones]
+        mapped = quat.mul(quat.mul(rs.qa[None], local_q), quat.conj(rs.qk)[None])
+        r = np.where(np.sum(r * mapped, axis=-1, keepdims=True) < 0, -r, r)
+    return frames, t, r, s
+
+
+def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) -> frozenset:
+    """(bone index, property) pairs that every clip animating them holds at
+    the default pose throughout (within 1e-9, of the model size for
+    locations): no action need key them, the pose bones keep their default
+    (tiny_4anim: 224 of its 1520 F-curves). For
+    ACTION clips all baked (``baked``: their ``bake_clip``), since nothing
+    else then sets those channels."""
+    rs = built.rest
+    sk = built.scene.skeleton
+    assert sk is not None
+    dt, dr, ds = sampling.decompose_trs(rs.pose_basis(sk.world()[built.bones][None])[0])
+    out = set()
+    for bi, j in enumerate(built.bones.tolist()):
+        for k, prop in enumerate(_PROPS):
+            still = True
+            for clip, (_, t, r, s) in zip(clips, baked):
+                if not clip.animated[j] or prop not in animated_props(clip, j):
+                    continue
+                if k == 0:
+                    off = np.abs(t[:, bi] - dt[bi]).max() / max(size, 1e-30)
+                elif k == 1:
+                    off = np.minimum(np.abs(r[:, bi] - dr[bi]), np.abs(r[:, bi] + dr[bi])).max()
+                else:
+                    off = np.abs(s[:, bi] - ds[bi]).max() / max(np.abs(ds[bi]).max(), 1e-30)
+                if not off <= 1e-9:
+                    still = False
+                    break
+            if still:
+                out.add((bi, prop))
+    return frozenset(out)
+
+
+def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict[int, set[str]],
+                 channels=None, resting: frozenset = frozenset()):
     """One action for ``clip``: baked (every frame from the clip's own
-    sampler) or the file's keys mapped channel by channel."""
+    sampler; ``channels``: its ``bake_clip`` when already made) or the file's
+    keys mapped channel by channel. ``resting`` channels are not keyed."""
     action, slot, bag = anim_build.new_action_for(built.armature, clip.name)
     sk = built.scene.skeleton
     assert sk is not None
@@ -709,20 +762,13 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
     dr = np.where(dr[:, 3:4] < 0, -dr, dr)
     f0 = clip.frame_range(fps)[0]
     if baked:
-        frames, times = clip.bake_frames(fps)
-        world = sk.world(clip.sample_local(sk.local, times))[:, built.bones]
-        t, r, s = rig.basis_channels(rs.pose_basis(world))
-        if len(clip.rotation.targets):
-            # the sign of Clip.baked_rotations (a layer is blended with it, and
-            # the extractor maps keys back to it linearly)
-            _, ref = clip.baked_rotations(sampling.decompose_trs(sk.local)[1], fps)
-            local_q = ref[:, built.bones]
-            mapped = quat.mul(quat.mul(rs.qa[None], local_q), quat.conj(rs.qk)[None])
-            r = np.where(np.sum(r * mapped, axis=-1, keepdims=True) < 0, -r, r)
+        frames, t, r, s = channels if channels is not None else bake_clip(built, clip, fps)
         for bi, j in enumerate(built.bones.tolist()):
             bone = built.bone_names[j]
             keyed = animated_props(clip, j) if clip.animated[j] else set()
             for prop, vals in zip(_PROPS, (t[:, bi], _wxyz(r[:, bi]), s[:, bi])):
+                if (bi, prop) in resting:
+                    continue
                 if prop in keyed:
                     _key(bag, bone, prop, frames, vals)
                 elif clip.layer == "ACTION" and prop in static.get(bi, ()):
@@ -931,7 +977,14 @@ def build(context, scene: Scene, options: Options | None = None, progress=None) 
         static = static_channels(built, scene.clips)
         for clip in scene.clips:
             short_clip_warning(built, clip, fps)
-            action, slot = build_action(built, clip, fps, must_bake(built, clip, fps, built.baked, exact), static)
+        modes = [must_bake(built, clip, fps, built.baked, exact) for clip in scene.clips]
+        pre: list = [None] * len(scene.clips)
+        resting: frozenset = frozenset()
+        if all(modes) and all(c.layer == "ACTION" for c in scene.clips):
+            pre = [bake_clip(built, clip, fps) for clip in scene.clips]
+            resting = resting_channels(built, scene.clips, pre, size)
+        for clip, baked, channels in zip(scene.clips, modes, pre):
+            action, slot = build_action(built, clip, fps, baked, static, channels, resting)
             built.actions.append((action, slot, clip))
         span = place_actions(built, fps)
         if options.set_frame_range and span is not None:

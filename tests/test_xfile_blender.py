@@ -474,3 +474,27 @@ def test_every_imported_mesh_is_valid_without_mesh_validate(bpy):
     me = next(o for o in bpy.data.objects if o.type == "MESH").data
     assert not me.validate(verbose=False, clean_customdata=False)
     assert checked >= 12
+
+
+def test_channels_resting_in_every_set_are_left_unkeyed(bpy):
+    """tiny_4anim keys some scales and locations at their rest values in all
+    four sets: no action keys those channels (the pose bones hold the
+    default), and every set still plays exactly, also when the sets are
+    played in the reverse order."""
+    path = X / "directx-sdk" / "tiny_4anim.x"
+    assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
+    arm, meshes = imported(bpy)
+    actions = [t.strips[0].action for t in arm.animation_data.nla_tracks]
+    keyed = [(fc.data_path, fc.array_index) for a in actions for layer in a.layers for st in layer.strips
+             for bag in st.channelbags for fc in bag.fcurves]
+    ref = reference("xfile", [path])
+    width = {"translation": 3, "rotation": 4, "scale": 3}
+    in_file = sum(width[ch] * len(getattr(c, ch).targets) for c in ref.clips for ch in width)
+    assert 0 < len(keyed) < 0.9 * in_file, (len(keyed), in_file)    # 1296 of 1500 (1520 before)
+    xf = read_xfile(path)
+    rate = fps(bpy) / _ticks(xf)
+    for clip, aset in reversed(list(zip(ref.clips, xf.animation_sets))):
+        play(arm, clip.name)
+        rng = tuple(r * rate for r in _set_range(aset))
+        rep = verify(bpy, meshes, ref, clip, _frames(rng)[::3])
+        assert rep.ok, (clip.name, rep.table())
