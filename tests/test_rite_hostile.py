@@ -767,3 +767,16 @@ def test_blocks_and_threads_give_the_same_result(monkeypatch, workers, small_pag
             assert got == want, bad
         else:
             assert np.array_equal(got.positions, want.positions), bad
+    # and in the weights, whose quoted names hold spaces
+    w = line_of(lines, "weights ")
+    for bad_row, bad in ((2200, '2200 2200 0 "J  0" 1.0'), (1500, '1500 1500 1 "J 1 "x" 1.0'),
+                         (2600, '2600 2600 1 J_1 1.0'), (300, '300 300 0 "J 0"  1.0'),
+                         (2999, '2999 2999 1 "J 1" 1.0 2.0'), (1000, '1000 1000 1 "" 1.0')):
+        broken = list(lines)
+        broken[w + bad_row] = bad
+        got, want = read(text(broken), True), read(text(broken), False)
+        if isinstance(want, tuple):
+            assert got == want, bad
+        else:
+            for attr in ("weight_vertex", "weight_joint", "weight_value"):
+                assert np.array_equal(getattr(got, attr), getattr(want, attr)), (bad, attr)

@@ -500,15 +500,23 @@ def _block(data: bytes, off: int, end: int, lay: _Layout, need: int) -> _Part | 
         t_end = sep[gaps + 1]
     n_int, n_float = lay.n_int, lay.n_float
     if lay.named:
-        rows = np.arange(m)
-        t_line = np.cumsum(newline)           # 0-based line of each token
-        t_line = t_line[:-1] if gaps is None else t_line[gaps]
-        firsts = np.flatnonzero(np.diff(t_line, prepend=-1))
-        if len(firsts) != m or not np.array_equal(t_line[firsts], rows):
-            return None                       # a blank line
-        lasts = np.empty(m, dtype=np.int64)
-        lasts[:-1] = firsts[1:] - 1
-        lasts[-1] = len(t_start) - 1
+        if gaps is None:
+            # token i lies between separators i and i + 1: a line's tokens run
+            # from the one after the previous newline to the one before its own
+            nl_idx = np.flatnonzero(newline)
+            firsts = np.empty(m, dtype=np.int64)
+            firsts[:1] = 0
+            firsts[1:] = nl_idx[:-1]
+            lasts = nl_idx - 1
+        else:
+            rows = np.arange(m)
+            t_line = np.cumsum(newline)[gaps]     # 0-based line of each token
+            firsts = np.flatnonzero(np.diff(t_line, prepend=-1))
+            if len(firsts) != m or not np.array_equal(t_line[firsts], rows):
+                return None                       # a blank line
+            lasts = np.empty(m, dtype=np.int64)
+            lasts[:-1] = firsts[1:] - 1
+            lasts[-1] = len(t_start) - 1
         opens = firsts + n_int
         closes = lasts - 1
         if (closes < opens).any():
