@@ -757,26 +757,22 @@ def test_blocks_and_threads_give_the_same_result(monkeypatch, workers, small_pag
         a, b = getattr(fast, attr), getattr(reference, attr)
         assert np.array_equal(a.view(np.uint64) if a.dtype == np.float64 else a,
                               b.view(np.uint64) if b.dtype == np.float64 else b), attr
-    # problems deep in a section: the same outcome as line by line
-    for bad_row, bad in ((2500, "1 2 nan 4"), (1700, "# a comment is fine"), (2999, "7 7 7"), (40, ""),
-                         (1200, f"{1200}\t0.5\t0.25 \r 1"), (900, f"{900} 0.5\x01 0.25 1")):
-        broken = list(lines)
-        broken[k + bad_row] = bad
-        got, want = read(text(broken), True), read(text(broken), False)
-        if isinstance(want, tuple):
-            assert got == want, bad
-        else:
-            assert np.array_equal(got.positions, want.positions), bad
-    # and in the weights, whose quoted names hold spaces
+    # problems deep in a section (vertices; weights, whose quoted names hold
+    # spaces): the same outcome as line by line
     w = line_of(lines, "weights ")
-    for bad_row, bad in ((2200, '2200 2200 0 "J  0" 1.0'), (1500, '1500 1500 1 "J 1 "x" 1.0'),
-                         (2600, '2600 2600 1 J_1 1.0'), (300, '300 300 0 "J 0"  1.0'),
-                         (2999, '2999 2999 1 "J 1" 1.0 2.0'), (1000, '1000 1000 1 "" 1.0')):
-        broken = list(lines)
-        broken[w + bad_row] = bad
-        got, want = read(text(broken), True), read(text(broken), False)
-        if isinstance(want, tuple):
-            assert got == want, bad
-        else:
-            for attr in ("weight_vertex", "weight_joint", "weight_value"):
-                assert np.array_equal(getattr(got, attr), getattr(want, attr)), (bad, attr)
+    vertex_cases = ((2500, "1 2 nan 4"), (1700, "# a comment is fine"), (2999, "7 7 7"), (40, ""),
+                    (1200, f"{1200}\t0.5\t0.25 \r 1"), (900, f"{900} 0.5\x01 0.25 1"))
+    weight_cases = ((2200, '2200 2200 0 "J  0" 1.0'), (1500, '1500 1500 1 "J 1 "x" 1.0'),
+                    (2600, '2600 2600 1 J_1 1.0'), (300, '300 300 0 "J 0"  1.0'),
+                    (2999, '2999 2999 1 "J 1" 1.0 2.0'), (1000, '1000 1000 1 "" 1.0'))
+    for first, cases, attrs in ((k, vertex_cases, ("positions",)),
+                                (w, weight_cases, ("weight_vertex", "weight_joint", "weight_value"))):
+        for bad_row, bad in cases:
+            broken = list(lines)
+            broken[first + bad_row] = bad
+            got, want = read(text(broken), True), read(text(broken), False)
+            if isinstance(want, tuple):
+                assert got == want, bad
+            else:
+                for attr in attrs:
+                    assert np.array_equal(getattr(got, attr), getattr(want, attr)), (bad, attr)
