@@ -632,27 +632,24 @@ class Parser:
         self.begin("DeclData")
         ne = t.read_count(f"{what}: element count", 4)
         elements = t.read_ints(4 * ne, f"{what}: elements").reshape(ne, 4)
-        mark = t.here()
-        nd = t.read_count(f"{what}: DWORD count", 1)
-        dmark = t.here()
-        raw = dwords_to_bytes(t.read_ints(nd, f"{what}: data"))
-        if raw is None:
-            raise t.error(f"{what}: data value out of DWORD range", mark)
-        self.end(what)
-        warnings: list[str] = []
-        layout: dict = {}
-        streams = decode_decl(elements, raw, len(mesh.positions), warnings, what, layout)
-        for message in warnings:
-            self.warn(message)
-        for key, where in layout.items():
-            origins[key] = ("DeclData", dmark, *where)
-        return streams
+        return self._vertex_data("DeclData", what, origins,
+                                 lambda raw, warnings, layout: decode_decl(elements, raw, len(mesh.positions),
+                                                                           warnings, what, layout))
 
     def fvf_data(self, mesh: XMesh, owner: str, origins: dict) -> dict:
         t = self.t
         what = f"{owner}: FVFData"
         self.begin("FVFData")
         fvf = t.read_int(f"{what}: flags")
+        return self._vertex_data("FVFData", what, origins,
+                                 lambda raw, warnings, layout: decode_fvf(fvf, raw, len(mesh.positions),
+                                                                          warnings, what, layout))
+
+    def _vertex_data(self, kind: str, what: str, origins: dict, decode) -> dict:
+        """The DWORD array that ends a DeclData / FVFData object, decoded into
+        vertex streams (``decode(raw bytes, warnings, layout)``); each stream's
+        origin (object kind, the data's mark, its place) goes into ``origins``."""
+        t = self.t
         mark = t.here()
         nd = t.read_count(f"{what}: DWORD count", 1)
         dmark = t.here()
@@ -662,11 +659,11 @@ class Parser:
         self.end(what)
         warnings: list[str] = []
         layout: dict = {}
-        streams = decode_fvf(fvf, raw, len(mesh.positions), warnings, what, layout)
+        streams = decode(raw, warnings, layout)
         for message in warnings:
             self.warn(message)
         for key, where in layout.items():
-            origins[key] = ("FVFData", dmark, *where)
+            origins[key] = (kind, dmark, *where)
         return streams
 
     # ------------------------------------------------------------------
