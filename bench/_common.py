@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Shared helpers of the benchmarks (not a test): the RATIO summary line,
+"""Shared helpers of the benchmarks (not a test): the .X corpus, the RATIO summary line,
 spreads over repeated runs, and wall-clock sections (functions wrapped in
 place for the duration of a measurement, so the figures add up without a
 profiler's overhead)."""
@@ -12,6 +12,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+X_CORPUS = ROOT / "tests" / "data" / "x"
+#: corpus files that are meant to fail (tests of the readers' errors)
+X_BROKEN = {"malformed_skinweights_oob.x", "OV_GetNextToken"}
+
+
+def x_corpus() -> list[Path]:
+    """The readable .X files of the test corpus, in name order."""
+    return sorted(p for p in X_CORPUS.rglob("*") if p.suffix.lower() == ".x" and p.name not in X_BROKEN)
 
 
 def ratio_line(name: str, ours: float, baseline: float, target: float) -> str:

@@ -29,15 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ratio_line  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT / "tests" / "data" / "x"
-BROKEN = {"malformed_skinweights_oob.x", "OV_GetNextToken"}
-
-
-def corpus() -> list[Path]:
-    return sorted(p for p in CORPUS.rglob("*") if p.suffix.lower() == ".x" and p.name not in BROKEN)
+from _common import ratio_line, x_corpus  # noqa: E402
 
 
 def headless(src: Path, tmp: Path) -> float:
@@ -88,7 +80,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.quick:
         args.runs = 1
-    files = [Path(f) for f in args.files] or corpus()
+    files = [Path(f) for f in args.files] or x_corpus()
     import bpy
 
     from legacy_skin_io import register

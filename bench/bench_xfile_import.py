@@ -28,15 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ratio_line, spread  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT / "tests" / "data" / "x"
-BROKEN = {"malformed_skinweights_oob.x", "OV_GetNextToken"}
-
-
-def corpus() -> list[Path]:
-    return sorted(p for p in CORPUS.rglob("*") if p.suffix.lower() == ".x" and p.name not in BROKEN)
+from _common import ratio_line, spread, x_corpus  # noqa: E402
 
 
 def main() -> int:
@@ -61,7 +53,7 @@ def main() -> int:
     fmt = by_id("xfile")
     defaults = {**{f: getattr(builder.Options(), f) for f in builder.Options.__dataclass_fields__},
                 **{k: v for k, v in fmt.options.IMPORT_DEFAULTS.items() if k in builder.Options.__dataclass_fields__}}
-    files = [Path(f) for f in args.files] or corpus()
+    files = [Path(f) for f in args.files] or x_corpus()
     print(f"{'file':34} {'KB':>6} {'ours':>9} {'assimp':>9} {'glTF imp':>9} {'baseline':>9} {'ratio':>6}  "
           f"ratio spread")
     worst = None
