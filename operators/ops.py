@@ -29,6 +29,13 @@ def report_warnings(op, warnings) -> None:
             print("legacy_skin_io:", w)
 
 
+def exported(op, written: list[str], warnings) -> set[str]:
+    """An export's report: its warnings, then the files written."""
+    report_warnings(op, warnings)
+    op.report({"INFO"}, "Exported " + ", ".join(os.path.basename(p) for p in written))
+    return {"FINISHED"}
+
+
 def selected_paths(op) -> list[str]:
     if getattr(op, "files", None) and op.files and op.files[0].name:
         return [os.path.join(op.directory, f.name) for f in op.files]
@@ -239,9 +246,7 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
         except pipeline.IOFailed as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
-        report_warnings(self, warnings)
-        self.report({"INFO"}, "Exported " + ", ".join(os.path.basename(p) for p in written))
-        return {"FINISHED"}
+        return exported(self, written, warnings)
 
 
 class _AnimExport(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the stubs' invoke/check signatures differ
@@ -256,9 +261,7 @@ class _AnimExport(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # th
         except pipeline.IOFailed as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
-        report_warnings(self, warnings)
-        self.report({"INFO"}, "Exported " + ", ".join(os.path.basename(p) for p in written))
-        return {"FINISHED"}
+        return exported(self, written, warnings)
 
 
 # ---------------------------------------------------------------------------
