@@ -656,13 +656,20 @@ def _wxyz(r):
     return np.concatenate((r[..., 3:], r[..., :3]), axis=-1)
 
 
+def default_channels(built: Built):
+    """(location, rotation (x, y, z, w with w >= 0), scale) of every bone's
+    pose basis at the skeleton's default pose."""
+    assert built.scene.skeleton is not None
+    dt, dr, ds = sampling.decompose_trs(built.rest.pose_basis(built.scene.skeleton.world()[built.bones][None])[0])
+    return dt, np.where(dr[:, 3:4] < 0, -dr, dr), ds
+
+
 def static_channels(built: Built, clips: list[Clip]) -> dict[int, set[str]]:
     """For ACTION clips: the channels a clip must key even where it does not
     animate them, so that switching actions never leaves another action's
     values behind: those whose default value is not the identity, and those
     another ACTION clip animates. {bone index: {property}}."""
-    default = built.rest.pose_basis(built.scene.skeleton.world()[built.bones][None])[0]
-    t, r, s = sampling.decompose_trs(default)
+    t, r, s = default_channels(built)
     out: dict[int, set[str]] = {}
     for bi in range(len(built.bones)):
         props = set()
@@ -718,10 +725,7 @@ def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) 
     (tiny_4anim: 224 of its 1520 F-curves). For
     ACTION clips all baked (``baked``: their ``bake_clip``), since nothing
     else then sets those channels."""
-    rs = built.rest
-    sk = built.scene.skeleton
-    assert sk is not None
-    dt, dr, ds = sampling.decompose_trs(rs.pose_basis(sk.world()[built.bones][None])[0])
+    dt, dr, ds = default_channels(built)
     out = set()
     for bi, j in enumerate(built.bones.tolist()):
         for k, prop in enumerate(_PROPS):
@@ -756,10 +760,7 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
         built.warnings.append(f"{clip.name}: {len(boneless)} animated joint(s) have no bone, their keys are not "
                               f"imported: {', '.join(boneless[:8])}{' ...' if len(boneless) > 8 else ''} "
                               f"(All Joints as Bones imports them)")
-    rs = built.rest
-    default = rs.pose_basis(sk.world()[built.bones][None])[0]
-    dt, dr, ds = sampling.decompose_trs(default)
-    dr = np.where(dr[:, 3:4] < 0, -dr, dr)
+    dt, dr, ds = default_channels(built)
     f0 = clip.frame_range(fps)[0]
     if baked:
         frames, t, r, s = channels if channels is not None else bake_clip(built, clip, fps)
