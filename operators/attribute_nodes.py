@@ -10,6 +10,19 @@ from typing import Any
 
 import bpy
 
+#: names Geometry Nodes reads as built-in data, not as a vertex group
+BUILTIN = frozenset({"position", "id", "material_index", "sharp_face", "sharp_edge", "custom_normal", "normal",
+                     "radius", "velocity", "crease_vert", "crease_edge", "uv_seam", "bevel_weight_vert",
+                     "bevel_weight_edge"})
+
+
+def group_readable(me) -> Any:
+    """A test of vertex group names: does a node tree on ``me`` reach the
+    group by its name (no attribute of the mesh, built-in or hidden ``.``
+    name takes it)?"""
+    taken = {a.name for a in me.attributes} | BUILTIN
+    return lambda name: name not in taken and not name.startswith(".")
+
 
 def copy_group(name: str, pairs: list[tuple[str, str]]) -> Any:
     """A temporary Geometry Nodes group that stores each float point

@@ -463,9 +463,6 @@ def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
 
     bulk_from = 2000            # one add call costs ~3 us, the bulk path ~20 ms + ~2 ns per vertex and group
     bulk_floats = 1 << 25       # temporary attributes at once (128 MB)
-    builtin = {"position", "id", "material_index", "sharp_face", "sharp_edge", "custom_normal", "normal",
-               "radius", "velocity", "crease_vert", "crease_edge", "uv_seam", "bevel_weight_vert",
-               "bevel_weight_edge"}
     sk = m.skin
     groups = {}          # joint -> (name, index): applying a modifier renews the groups' RNA
     for j in sk.joints.tolist():
@@ -526,9 +523,8 @@ def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
         return True
 
     if len(w) >= bulk_from and not len(obj.modifiers) and len(np.unique(w)) >= bulk_from:
-        taken = {a.name for a in obj.data.attributes}
-        usable = [jj for jj, (name, _) in groups.items()
-                  if name not in taken and name not in builtin and not name.startswith(".")]
+        readable = attribute_nodes.group_readable(obj.data)
+        usable = [jj for jj, (name, _) in groups.items() if readable(name)]
         sel = (w > 0.0) & np.isin(j, np.array(usable, dtype=np.int64))
         if sel.any() and store_bulk(sel):
             v, j, w = v[~sel], j[~sel], w[~sel]

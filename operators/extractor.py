@@ -139,9 +139,6 @@ def vertex_weights(me, obj, bone_joint: dict[str, int]) -> tuple[np.ndarray, np.
 
     bulk_from = 2000            # vertices (the loop costs ~1 us per vertex and group entry)
     bulk_floats = 1 << 25       # evaluated attributes at once (128 MB)
-    builtin = {"position", "id", "material_index", "sharp_face", "sharp_edge", "custom_normal", "normal",
-               "radius", "velocity", "crease_vert", "crease_edge", "uv_seam", "bevel_weight_vert",
-               "bevel_weight_edge"}
     gmap = {g.index: bone_joint.get(g.name) for g in obj.vertex_groups}
     skipped = [g.name for g in obj.vertex_groups if bone_joint.get(g.name) is None]
     V = len(me.vertices)
@@ -190,9 +187,9 @@ def vertex_weights(me, obj, bone_joint: dict[str, int]) -> tuple[np.ndarray, np.
         order = np.argsort(vv, kind="stable")         # by vertex, then group index
         return vv[order], np.concatenate(js)[order], np.concatenate(ws)[order]
 
-    taken = {a.name for a in me.attributes} | builtin
+    readable = attribute_nodes.group_readable(me)
     if (V >= bulk_from and named and me == obj.data and not me.is_evaluated and me.shape_keys is None
-            and not any(name in taken or name.startswith(".") for name, _ in named)):
+            and all(readable(name) for name, _ in named)):
         got = read_bulk()
         if got is not None:
             return got + (skipped,)

@@ -305,3 +305,34 @@ def test_animation_files_given_to_the_model_import_are_a_clear_error(bpy):
     with pytest.raises(RuntimeError, match=r"no model file \(\.ram\).*RiTE Animation"):
         bpy.ops.import_scene.rite(filepath=str(SAMPLES / "rite" / "walk.raa"))
     assert snapshot(bpy) == before
+
+
+@pytest.mark.parametrize("shadowed", [False, True], ids=["bulk", "name-taken"])
+def test_weights_in_bulk_and_by_vertex_give_the_file_weights(bpy, tmp_path, shadowed):
+    """Past 2,000 vertices the weights go in and out through Geometry Nodes
+    (vertex by vertex for a group whose name a node tree might read as
+    built-in data, such as "position"). Blender holds the file's weights
+    (float32), an export writes them back, and the mesh is where it was."""
+    ram = random_ram(11, n_joints=6, n_per_joint=400)
+    assert len(ram.positions) > 2000
+    if shadowed:
+        ram.joints[2].name = "position"
+    write_ram(ram, tmp_path / "w.ram")
+    assert bpy.ops.import_scene.rite(filepath=str(tmp_path / "w.ram")) == {"FINISHED"}
+    _, meshes = imported(bpy)
+    obj = meshes[0]
+    names = {g.index: g.name for g in obj.vertex_groups}
+    got = {(v.index, names[g.group]): g.weight for v in obj.data.vertices for g in v.groups}
+    want: dict = {}
+    for v, j, w in zip(ram.weight_vertex, ram.weight_joint, ram.weight_value):
+        key = (int(v), ram.joints[int(j)].name)
+        want[key] = want.get(key, 0.0) + float(w)
+    want = {k: float(np.float32(min(w, 1.0))) for k, w in want.items() if w > 0}
+    assert got == want
+    assert bpy.ops.export_scene.rite(filepath=str(tmp_path / "out.ram")) == {"FINISHED"}
+    back = read_ram(tmp_path / "out.ram")
+    again = {(int(v), back.joints[int(j)].name): float(np.float32(w))
+             for v, j, w in zip(back.weight_vertex, back.weight_joint, back.weight_value)}
+    assert again == want
+    # and nothing else was touched on the way (a group read or stored as "position" would move vertices)
+    assert np.abs(back.positions - ram.positions).max() <= 1e-6 * np.abs(ram.positions).max()
