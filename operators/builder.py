@@ -350,8 +350,7 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
     me.polygons.add(len(sizes))
     mesh_arrays.write(me, ".corner_vert", "INT", "CORNER", loop_v)
     me.polygons.foreach_set("loop_start", starts.astype(np.int32))
-    if len(sizes) and "sharp_face" in me.attributes:      # faces are smooth where there is none
-        mesh_arrays.write(me, "sharp_face", "BOOLEAN", "FACE", np.zeros(len(sizes), dtype=bool))
+    # faces are smooth: a new mesh has no sharp_face attribute
     scene_mats = np.asarray(m.materials, dtype=np.int64)
     slots = np.unique(groups[scene_mats]) if len(scene_mats) else scene_mats
     if m.face_materials is not None and len(m.materials):

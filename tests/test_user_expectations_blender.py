@@ -250,3 +250,11 @@ def _channelbags(action):
     for layer in action.layers:
         for strip in layer.strips:
             yield from strip.channelbags
+
+
+def test_imported_faces_are_smooth(bpy):
+    """Shaded with the file's normals, as glTF's importer does: no face is flat."""
+    assert bpy.ops.import_scene.rite(filepath=str(SAMPLES / "rite" / "humanoid.ram")) == {"FINISHED"}
+    me = next(o for o in bpy.data.objects if o.type == "MESH").data
+    assert len(me.polygons) > 100 and all(p.use_smooth for p in me.polygons)
+    assert "sharp_face" not in me.attributes
