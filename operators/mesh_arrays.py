@@ -18,12 +18,10 @@ from typing import Any
 
 import numpy as np
 
-#: the foreach property of an attribute's elements, by data type
-_VALUE_PROP = {"FLOAT": "value", "INT": "value", "BOOLEAN": "value", "INT8": "value",
-               "FLOAT_VECTOR": "vector", "FLOAT2": "vector", "INT32_2D": "value",
-               "FLOAT_COLOR": "color", "BYTE_COLOR": "color"}
-_DTYPE = {"FLOAT": np.float32, "INT": np.int32, "BOOLEAN": bool, "FLOAT_VECTOR": np.float32,
-          "FLOAT2": np.float32, "FLOAT_COLOR": np.float32}
+#: by data type: the foreach property of an attribute's elements and its numpy type
+_KINDS = {"FLOAT": ("value", np.float32), "INT": ("value", np.int32), "BOOLEAN": ("value", bool),
+          "FLOAT_VECTOR": ("vector", np.float32), "FLOAT2": ("vector", np.float32),
+          "FLOAT_COLOR": ("color", np.float32)}
 
 
 def ensure(me, name: str, data_type: str, domain: str) -> Any:
@@ -40,7 +38,8 @@ def ensure(me, name: str, data_type: str, domain: str) -> Any:
 def write(me, name: str, data_type: str, domain: str, values: np.ndarray) -> Any:
     """Store ``values`` (any shape, flattened) into the attribute ``name``."""
     attr = ensure(me, name, data_type, domain)
-    attr.data.foreach_set(_VALUE_PROP[data_type], np.ascontiguousarray(values, dtype=_DTYPE[data_type]).reshape(-1))
+    prop, dtype = _KINDS[data_type]
+    attr.data.foreach_set(prop, np.ascontiguousarray(values, dtype=dtype).reshape(-1))
     return attr
 
 
@@ -50,8 +49,9 @@ def read(me, name: str, data_type: str, domain: str, count: int, width: int = 1)
     attr = me.attributes.get(name)
     if attr is None or attr.data_type != data_type or attr.domain != domain or len(attr.data) != count:
         return None
-    out = np.empty(count * width, dtype=_DTYPE[data_type])
-    attr.data.foreach_get(_VALUE_PROP[data_type], out)
+    prop, dtype = _KINDS[data_type]
+    out = np.empty(count * width, dtype=dtype)
+    attr.data.foreach_get(prop, out)
     return out
 
 
