@@ -107,7 +107,9 @@ def check(rest: list[str]) -> int:
     pkgroot = vdir / "pkgroot"
     pkgroot.mkdir(exist_ok=True)
     link = pkgroot / "legacy_skin_io"
-    if not link.is_symlink():
+    if not (link.is_symlink() and link.resolve() == ROOT):   # a moved or copied checkout checks itself
+        if link.is_symlink() or link.exists():
+            link.unlink()
         link.symlink_to(ROOT, target_is_directory=True)
     code = subprocess.call([str(py), "-m", "ruff", "check", "."], cwd=ROOT)
     env = dict(os.environ, MYPYPATH=str(pkgroot))
