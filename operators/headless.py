@@ -34,7 +34,7 @@ def _axes(fmt, args) -> AxisConversion:
 
 
 def _options(fmt, args) -> builder.Options:
-    bake = fmt.import_defaults.get("bake", False)
+    bake = fmt.import_defaults.get("bake", True)     # the import operator's default
     if args.bake:
         bake = True
     if args.keys_only:
