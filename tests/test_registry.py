@@ -20,7 +20,7 @@ import toy_rig
 from conftest import DATA, ROOT, SAMPLES
 
 from legacy_skin_io import cli
-from legacy_skin_io.io import convert, formats
+from legacy_skin_io.io import formats
 from legacy_skin_io.io.errors import Warnings
 from legacy_skin_io.io.options import Option, OptionError, add_flags, given
 from legacy_skin_io.io.xfile import read_xfile
@@ -76,7 +76,8 @@ def test_the_manifest_names_no_format():
     for f in formats.FORMATS:
         words = [f.label.split()[0], *f.suffixes]
         for text in texts:
-            assert not any(w.lower() in text.lower() for w in words), (text, f.label)
+            assert not any(re.search(rf"(?<![a-z]){re.escape(w.lower())}(?![a-z])", text.lower()) for w in words), \
+                (text, f.label)
 
 
 def test_default_axes_are_the_importers_defaults():
@@ -118,7 +119,7 @@ def test_every_format_rejects_an_unknown_option(tmp_path, fid):
     if f.animation_files:
         calls.append(lambda: f.read_clips(None, f.axes(), [model], bogus=1))
     for call in calls:
-        with pytest.raises(OptionError, match="^" + re.escape(f"m{f.model_suffixes[0]}: ") + ".* has no option 'bogus'"):
+        with pytest.raises(OptionError, match=re.escape(f"m{f.model_suffixes[0]}: ") + ".* has no option 'bogus'"):
             call()
     assert not model.exists()
 

@@ -16,8 +16,8 @@ from blender_checks import ext, fps, imported, play, reference, snapshot, verify
 from conftest import DATA, SAMPLES  # noqa: E402
 
 from legacy_skin_io.core import quat
-from legacy_skin_io.io.xfile import read_xfile
 from legacy_skin_io.io.formats import by_id
+from legacy_skin_io.io.xfile import read_xfile
 from legacy_skin_io.io.xfile.adapter import col, default_axes, read_scene, rotation_from_key
 from legacy_skin_io.scene.axes import AXES, axis_matrix
 

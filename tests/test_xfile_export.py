@@ -87,7 +87,8 @@ def assert_frames_kept(xf, src) -> None:
 # .X -> Blender -> .X -> Blender
 
 #: export options for each stored form (one of them with 64-bit floats)
-FORMS = {"text": {"storage": "text"}, "binary": {"storage": "binary"}, "text_compressed": {"storage": "text_compressed"},
+FORMS = {"text": {"storage": "text"}, "binary": {"storage": "binary"},
+         "text_compressed": {"storage": "text_compressed"},
          "binary_compressed-64": {"storage": "binary_compressed", "float_size": "64"}}
 
 

@@ -198,7 +198,8 @@ def _rig(scene: Scene, back: AxisConversion, warnings) -> dict:
         skin = m.skin
         if skin is None and m.parent >= 0 and sk is not None:      # rigid on its joint
             V = len(pos)
-            skin = Skin(np.array([m.parent]), np.asarray(m.matrix, dtype=np.float64)[None], np.arange(V), np.full(V, m.parent), np.ones(V))
+            skin = Skin(np.array([m.parent]), np.asarray(m.matrix, dtype=np.float64)[None], np.arange(V),
+                        np.full(V, m.parent), np.ones(V))
         if skin is not None and sk is not None:
             ib = np.asarray(skin.inverse_bind, dtype=np.float64) @ np.linalg.inv(mw)
             out["skin"] = {"joints": [sk.names[j] for j in skin.joints.tolist()],
