@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...core import quat, sampling
+from ...core import quat, rig, sampling
 from ...scene import AxisConversion, Clip, Mesh, Scene, Skeleton, Skin, Source
 from ..atomic import write_atomic
 from ..errors import FormatError, Warnings
@@ -77,10 +77,15 @@ def read_scene(paths, *, axes: AxisConversion | None = None, warnings: list[str]
     r = _array([j.get("rotation", [0, 0, 0, 1]) for j in joints], (None, 4), "joint rotation", path)
     s = _array([j.get("scale", [1, 1, 1]) for j in joints], (None, 3), "joint scale", path)
     local = axes.matrices(sampling.compose_trs(t, quat.normalize(r), s)) if len(joints) else np.zeros((0, 4, 4))
-    sk = Skeleton(names, parents, local, np.zeros_like(local), np.ones(len(names), dtype=bool)) if names else None
-    if sk is not None:
-        sk.bind = sk.world()
+    J = len(names)
+    sk = Skeleton(names, parents, local, np.full((J, 4, 4), np.nan), np.zeros(J, dtype=bool)) if J else None
     meshes = [_mesh(m, k, axes, index, path) for k, m in enumerate(doc.get("meshes") or [])]
+    if sk is not None:      # a joint binds where its inverse bind says (meshes are at the origin)
+        for m in meshes:
+            if m.skin is not None:
+                sk.bind[m.skin.joints] = np.linalg.inv(m.skin.inverse_bind)
+                sk.has_bind[m.skin.joints] = True
+        rig.resolve_binds(sk.parents, sk.order, sk.local, sk.world(), sk.bind)
     scene = Scene(Path(path).stem, sk, meshes, [], [], Source(FORMAT, path, axes))
     anims = [p for p in paths if p != path]
     if anims and sk is None:
