@@ -46,13 +46,11 @@ def toy_files(toy, tmp_path):
 
 
 def _menu_ops(bpy, menu: str) -> list[str]:
-    out = []
+    out: list[str] = []
+    layout = types.SimpleNamespace(operator=lambda idname, **_: out.append(idname))
     for f in getattr(bpy.types, menu)._dyn_ui_initialize():
         if f.__module__.startswith(EXT_MODULE + "."):
-            ops: list[str] = []
-            layout = types.SimpleNamespace(operator=lambda idname, **_: ops.append(idname))
             f(types.SimpleNamespace(layout=layout), bpy.context)
-            out += ops
     return out
 
 
