@@ -173,7 +173,8 @@ def add_flags(parser, sources, *, prefix: str = "") -> None:
         if switch == {True}:
             parser.add_argument(*flags, dest=dest, action=argparse.BooleanOptionalAction, default=None, help=text)
         else:
-            parser.add_argument(*flags, dest=dest, default=None, metavar="VALUE", help=text)
+            metavar = "CHOICE" if users[0][1].kind == "enum" else "N"
+            parser.add_argument(*flags, dest=dest, default=None, metavar=metavar, help=text)
 
 
 def _help(spec: Option) -> str:
