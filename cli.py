@@ -19,13 +19,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .io import formats, options
 from .scene.axes import AXES
 
 
 def _model_args(p) -> None:
-    p.add_argument("model", help="model file (.ram, .x)")
+    p.add_argument("model", help=f"model file ({_suffixes('model_suffixes')})")
     p.add_argument("animations", nargs="*",
-                   help="animation files (.raa); with several or with --dominant they are mergeable layers")
+                   help=f"animation files ({_suffixes('anim_suffixes')}); with several or with --dominant they are "
+                        f"mergeable layers")
     p.add_argument("--dominant", action="append", default=[], metavar="ANIM",
                    help="a dominant animation layer, on top of the mergeable ones (repeatable)")
     p.add_argument("--weights", type=float, nargs="*", default=[], metavar="W",
@@ -37,15 +39,24 @@ def _model_args(p) -> None:
                    help="CHILDREN (default): bones point along the limbs, at their children; "
                         "FILE: bones keep the joints' axes")
     p.add_argument("--all-joints", action="store_true", help="make a bone of every joint")
-    p.add_argument("--ticks-per-second", type=float, default=0.0, metavar="N",
-                   help=".x: time base of the animation keys (0, the default: the file's AnimTicksPerSecond, "
-                        "or 4800 when it has none)")
     keys = p.add_mutually_exclusive_group()
     keys.add_argument("--bake", action="store_true",
                       help="key every frame with the file's exact playback (the default)")
     keys.add_argument("--keys-only", action="store_true",
                       help="key only the file's keys, which Blender interpolates a little differently "
                            "between keys (verified against that interpolation)")
+    options.add_flags(p.add_argument_group("format options (each applies to its format's files)"),
+                      [(f.label, _union(f.import_options, f.anim_import_options)) for f in formats.FORMATS])
+
+
+def _suffixes(kind: str) -> str:
+    """The registered formats' model or animation suffixes, for --help."""
+    return ", ".join(s for f in formats.FORMATS for s in getattr(f, kind))
+
+
+def _union(*groups) -> tuple:
+    """Options of several groups, each once."""
+    return tuple({s.id: s for g in groups for s in g}.values())
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,8 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=lambda a: _blender("cmd_verify", a))
     p = sub.add_parser("export", help="export a .blend's rig and meshes (format by the output's suffix)")
     p.add_argument("blend", help="the .blend file to read")
-    p.add_argument("-o", "--output", required=True, help="the file to write (.ram, .x)")
+    p.add_argument("-o", "--output", required=True, help=f"the file to write ({_suffixes('model_suffixes')})")
     p.add_argument("--animations", action="store_true", help="also export the rig's actions")
+    options.add_flags(p.add_argument_group("format options (each applies to its format's files)"),
+                      [(f.label, f.export_options) for f in formats.FORMATS])
     p.set_defaults(func=lambda a: _blender("cmd_export", a))
     return ap
 

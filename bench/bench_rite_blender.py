@@ -51,8 +51,8 @@ PKG = "legacy_skin_io"
 IMPORT_SECTIONS = [
     ("read_scene (io, numpy)", f"{PKG}.io.rite.adapter", "read_scene", 0),
     ("read_ram (parser)", f"{PKG}.io.rite.ram_reader", "read_ram", 1),
-    ("scene_from_ram", f"{PKG}.io.rite.adapter", "scene_from_ram", 1),
-    ("read_clips (RAA)", f"{PKG}.io.rite.adapter", "read_clips", 1),
+    ("scene_from_ram", f"{PKG}.io.rite.to_scene", "scene_from_ram", 1),
+    ("read_clips (RAA)", f"{PKG}.io.rite.to_scene", "read_clips", 1),
     ("validate", f"{PKG}.operators.pipeline", "validate", 0),
     ("builder.build", f"{PKG}.operators.builder", "build", 0),
     ("build_armature", f"{PKG}.operators.builder", "build_armature", 1),
@@ -70,11 +70,11 @@ EXPORT_SECTIONS = [
     ("clip_of", f"{PKG}.operators.extractor", "clip_of", 1),
     ("fcurve_values", f"{PKG}.operators.extractor", "fcurve_values", 2),
     ("write_scene (io, numpy)", f"{PKG}.io.rite.adapter", "write_scene", 0),
-    ("_RamBuild (scene -> RAM records)", f"{PKG}.io.rite.adapter", "_RamBuild", 1),
-    ("write_ram (text)", f"{PKG}.io.rite.adapter", "write_ram", 1),
-    ("raa_from_clip", f"{PKG}.io.rite.adapter", "raa_from_clip", 1),
-    ("write_raa (text)", f"{PKG}.io.rite.adapter", "write_raa", 1),
-    ("_measure (what RAA cannot carry)", f"{PKG}.io.rite.adapter", "_measure", 1),
+    ("_RamBuild (scene -> RAM records)", f"{PKG}.io.rite.from_scene", "_RamBuild", 1),
+    ("write_ram (text)", f"{PKG}.io.rite.from_scene", "write_ram", 1),
+    ("raa_from_clip", f"{PKG}.io.rite.from_scene", "raa_from_clip", 1),
+    ("write_raa (text)", f"{PKG}.io.rite.from_scene", "write_raa", 1),
+    ("_measure (what RAA cannot carry)", f"{PKG}.io.rite.from_scene", "_measure", 1),
 ]
 
 

@@ -96,10 +96,10 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         if not args.no_variants:
             tiny = read_xfile(DATA / "directx-sdk" / "tiny_4anim.x")
-            for fmt in ("binary", "text_compressed", "binary_compressed"):
-                out = Path(tmp) / f"ours-{fmt}" / "tiny_4anim.x"
+            for storage in ("binary", "text_compressed", "binary_compressed"):
+                out = Path(tmp) / f"ours-{storage}" / "tiny_4anim.x"
                 out.parent.mkdir()
-                write_xfile(tiny, out, fmt=fmt)
+                write_xfile(tiny, out, storage=storage)
                 files.append(out)
         head = (f"{'file':42s} {'KB':>6s} {'ours ms':>9s} {'assimp ms':>9s} {'ratio':>7s} "
                 f"{'ai-imp ms':>9s} {'ratio':>7s}  status (ours / assimp)")

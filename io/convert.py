@@ -3,36 +3,39 @@
 write it with another's writer (numpy only; never imports bpy).
 
     python -m legacy_skin_io convert INPUT... -o OUTPUT [--fps F]
-        [--format text|binary|compressed] [--float 32|64] [--ticks-per-second N]
+        [the output format's export options] [--input-... the input format's import options]
 
-Formats are chosen by suffix through :mod:`.formats` (RiTE: one .ram and
-any .raa files, each .raa a clip; DirectX: one .x file).
+Formats are chosen by suffix through :mod:`.formats` (a model file and any
+animation files of one format in, a model file out; a format with
+animation files writes them beside it). The options are the formats' own
+(``io/<format>/options.py``), e.g. for .X output ``--storage
+text|binary|text_compressed|binary_compressed`` (``--format``, with
+``compressed`` for text_compressed), ``--float 32|64``,
+``--ticks-per-second N``; for .X input ``--input-ticks-per-second N``.
 """
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from .errors import FormatError
-from .formats import UnknownFormat, for_path
-
-#: ``--format`` values -> io/xfile/writer.py formats
-XFILE_FORMATS = {"text": "text", "binary": "binary", "compressed": "text_compressed",
-                 "text_compressed": "text_compressed", "binary_compressed": "binary_compressed"}
+from . import options
+from .errors import FormatError, Warnings
+from .formats import FORMATS, UnknownFormat, for_path
 
 
-def convert(inputs: list[str], output: str, *, fps: float = 24.0, fmt: str | None = None,
-            float_size: int | None = None, ticks_per_second: int | None = None,
-            warnings: list[str] | None = None) -> list[str]:
+def convert(inputs: list[str], output: str, *, fps: float = 24.0, read_options: dict | None = None,
+            write_options: dict | None = None, warnings: list[str] | None = None) -> list[str]:
     """Convert ``inputs`` (one format's model file and its animation files)
-    to ``output`` (format by suffix). Returns the paths written. ``fmt``,
-    ``float_size`` and ``ticks_per_second`` are .X options (a warning says so
-    when they are given for another format). Raises FormatError (bad input,
-    unwritable output) or :class:`.formats.UnknownFormat` (unknown suffix);
-    an existing output is replaced only by a complete file."""
+    to ``output`` (format by suffix). Returns the paths written.
+    ``read_options`` are the input format's import options,
+    ``write_options`` the output format's export options (an option the
+    format does not have, or a bad value, is an :class:`.options.OptionError`).
+    Raises FormatError (bad input, unwritable output) or
+    :class:`.formats.UnknownFormat` (unknown suffix); an existing output is
+    replaced only by a complete file."""
     from ..scene import SceneError
 
-    warnings = warnings if warnings is not None else []
+    warnings = warnings if warnings is not None else Warnings()
     inputs = [str(p) for p in inputs]
     if not inputs:
         raise FormatError("no input file given")
@@ -46,64 +49,61 @@ def convert(inputs: list[str], output: str, *, fps: float = 24.0, fmt: str | Non
                           f"written beside it", path=output)
     if not fps or fps <= 0:
         raise FormatError(f"fps must be a positive number, not {fps!r}")
-    reader = in_fmts[0].adapter
     try:
-        scene = reader.read_scene(inputs, warnings=warnings)
+        scene = in_fmts[0].read_scene(inputs, warnings=warnings, **(read_options or {}))
     except SceneError as err:
         raise FormatError(str(err), path=inputs[0]) from None
-    options: dict = {"fps": float(fps)}
-    xopts = {"fmt": fmt, "float_size": float_size, "ticks_per_second": ticks_per_second}
-    if out_fmt.id == "xfile":
-        if fmt is not None:
-            if fmt not in XFILE_FORMATS:
-                raise FormatError(f"format must be one of text, binary, compressed, not {fmt!r}")
-            options["fmt"] = XFILE_FORMATS[fmt]
-        if float_size is not None:
-            options["float_size"] = int(float_size)
-        if ticks_per_second is not None:
-            options["ticks_per_second"] = int(ticks_per_second)
-    else:
-        given = [k for k, v in xopts.items() if v is not None]
-        if given:
-            warnings.append(f"{', '.join(given)}: .x options, ignored for {out_fmt.label} output")
     try:
-        return out_fmt.adapter.write_scene(scene, output, warnings=warnings, **options)
+        return out_fmt.write_scene(scene, output, warnings=warnings, fps=float(fps), **(write_options or {}))
     except SceneError as err:
         raise FormatError(str(err), path=output) from None
 
 
+#: ``convert`` offers the input format's import options as ``--input-<flag>``
+INPUT = "input-"
+
+
 def add_arguments(parser) -> None:
-    """The ``convert`` subcommand's arguments (an argparse parser)."""
+    """The ``convert`` subcommand's arguments (an argparse parser), the
+    formats' options generated from the registry."""
+    models = ", ".join(s for f in FORMATS for s in f.model_suffixes)
     parser.add_argument("inputs", nargs="+", metavar="INPUT",
-                        help="the file(s) to read: a .x file, or a .ram model and any .raa animations")
+                        help="the file(s) to read: a model file and any animation files of its format")
     parser.add_argument("-o", "--output", required=True, metavar="OUTPUT",
-                        help="the file to write, format by suffix (.x, .ram; a .ram gets one "
-                             "<stem>_<animation>.raa per animation beside it)")
+                        help=f"the model file to write, format by suffix ({models}); a format with animation "
+                             f"files gets one <stem>_<animation> file per animation beside it")
     parser.add_argument("--fps", type=float, default=24.0,
-                        help="scene frames per second: RiTE frames <-> .X ticks (default 24)")
-    parser.add_argument("--format", dest="fmt", choices=("text", "binary", "compressed"), default=None,
-                        help=".x output: text (default), binary, or compressed (MSZIP-compressed text)")
-    parser.add_argument("--float", dest="float_size", type=int, choices=(32, 64), default=None,
-                        help=".x output: 32-bit (default) or 64-bit floats")
-    parser.add_argument("--ticks-per-second", dest="ticks_per_second", type=int, default=None, metavar="N",
-                        help=".x output: AnimTicksPerSecond (default: the input's rate for .x input, else 4800)")
+                        help="scene frames per second: frame-based animations <-> time-based ones (default 24)")
+    options.add_flags(parser.add_argument_group("output options (each applies to its format's output)"),
+                      [(f.label, f.export_options) for f in FORMATS])
+    options.add_flags(parser.add_argument_group("input options (each applies to its format's input)"),
+                      [(f.label, f.import_options) for f in FORMATS], prefix=INPUT)
 
 
 def _one_line(message) -> str:
     return " ".join(str(message).splitlines())
 
 
+def _given(args, warnings: list[str]) -> tuple[dict, dict]:
+    """(import options, export options) given on the command line for the
+    input's and the output's formats; other formats' flags are reported."""
+    in_fmt, out_fmt = for_path(args.inputs[0]), for_path(args.output, sniff=False)
+    for flag in options.unused(args, in_fmt.import_options, prefix=INPUT):
+        warnings.append(f"{flag}: not an option of {in_fmt.label} input, ignored")
+    for flag in options.unused(args, out_fmt.export_options):
+        warnings.append(f"{flag}: not an option of {out_fmt.label} output, ignored")
+    return (options.given(args, in_fmt.import_options, prefix=INPUT),
+            options.given(args, out_fmt.export_options))
+
+
 def run(args) -> int:
     """Run ``convert`` for parsed ``args``: 0 on success, 2 on an error
     (one ``error: ...`` line on stderr); warnings go to stderr as
     ``warning: ...``, the files written to stdout."""
-    warnings: list[str] = []
-    if args.ticks_per_second is not None and args.ticks_per_second < 1:
-        print(f"error: --ticks-per-second must be at least 1, not {args.ticks_per_second}", file=sys.stderr)
-        return 2
+    warnings = Warnings()
     try:
-        written = convert(list(args.inputs), args.output, fps=args.fps, fmt=args.fmt,
-                          float_size=args.float_size, ticks_per_second=args.ticks_per_second,
+        read, write = _given(args, warnings)
+        written = convert(list(args.inputs), args.output, fps=args.fps, read_options=read, write_options=write,
                           warnings=warnings)
     except (FormatError, UnknownFormat) as err:
         for w in warnings:

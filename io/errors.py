@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The one error type every reader raises, and the warning list they fill."""
+"""The one error type every reader and writer raises, and the one warnings channel they fill."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -31,17 +30,36 @@ class FormatError(ValueError):
         return f"{where}: {self.message}"
 
 
-@dataclass
-class Warnings:
-    """Non-fatal findings collected while reading or writing."""
+class Warnings(list):
+    """The one channel for non-fatal findings of a read or write: a list of
+    one-line messages, passed as ``warnings=`` to every reader and writer.
 
-    items: list[str] = field(default_factory=list)
+    It keeps the first ``limit`` messages; past them it only counts, and its
+    last line says how many were left out, so a hostile file that would
+    produce millions of warnings costs one counter, not millions of strings.
+    """
 
-    def add(self, message: str) -> None:
-        self.items.append(message)
+    def __init__(self, items=(), *, limit: int = 1000):
+        super().__init__()
+        self.limit = limit
+        self.dropped = 0
+        self.extend(items)
 
-    def __iter__(self):
-        return iter(self.items)
+    def append(self, message: str) -> None:
+        if len(self) - (self.dropped > 0) < self.limit:
+            super().append(message)
+            return
+        self.dropped += 1
+        note = f"... and {self.dropped} more warning(s)"
+        if self.dropped == 1:
+            super().append(note)
+        else:
+            self[-1] = note
 
-    def __len__(self) -> int:
-        return len(self.items)
+    def extend(self, messages) -> None:
+        for m in messages:
+            self.append(m)
+
+    def __iadd__(self, messages):
+        self.extend(messages)
+        return self

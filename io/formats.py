@@ -1,29 +1,48 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The registry of file formats. Operators, menus, FileHandlers, the
-command line and ``convert`` are generated from it.
+"""The registry of file formats: the one place that knows which formats
+there are. Operators, menus, FileHandlers, the command line's flags and
+``convert`` are generated from it.
 
-A format is an ``io/<format>/`` package whose ``adapter`` module provides
+A format is a package (``io/<format>/`` for the built-in ones, any
+importable package for one added with :func:`register`) holding two
+modules. ``adapter`` provides
 
-    read_scene(paths, *, axes=None, warnings) -> scene.Scene
+    read_scene(paths, *, axes=None, warnings=None, **import options) -> scene.Scene
         a model file and any animation files of the format, as one scene;
-    read_clips(scene_skeleton, axes, paths, *, layer, weight, warnings) -> [scene.Clip]
+    read_clips(skeleton, axes, paths, *, layer, weight, warnings=None, **animation import options)
+            -> [scene.Clip]
         animation files onto an existing skeleton (formats with ``animation_files``);
-    write_scene(scene, path, *, warnings, **options) -> [written paths]
-        a scene as the format's files (temporary file + rename);
-    write_animation(scene, clip, path, *, warnings, fps, axes) -> [written paths]
+    write_scene(scene, path, *, warnings=None, axes=None, fps=24.0, **export options) -> [written paths]
+        a scene as the format's files (model and, if it has them, animation
+        files beside it; temporary file + rename, never half-written);
+    write_animation(scene, clip, path, *, warnings=None, fps=24.0, axes=None) -> [written paths]
         one clip as an animation file (formats with ``anim_suffixes``);
-    default_axes(scale) -> scene.AxisConversion
+    default_axes(scale=1.0) -> scene.AxisConversion
         file space -> Blender space when the user keeps the defaults.
 
-and ``options.py`` holds its operator options (see :attr:`Format.options`).
+Each raises :class:`.errors.FormatError` (naming the file and where) for a
+file it cannot read or write, rejects options it does not have, and appends
+one-line warnings to ``warnings`` (an :class:`.errors.Warnings`, the one
+warnings channel). ``options`` lists the format's own options as
+:class:`.options.Option` specs: ``IMPORT_OPTIONS`` (``read_scene``),
+``ANIM_IMPORT_OPTIONS`` (``read_clips``), ``EXPORT_OPTIONS``
+(``write_scene``), and ``IMPORT_DEFAULTS``, the format's defaults for the
+shared import options (``bake``).
 
-Adding a format: write that package and add one line to :data:`FORMATS`.
+Call the adapter through its :class:`Format` (``fmt.read_scene(...)``
+etc.): the options are checked against the specs first, so an option the
+format does not have is one clear error for every format.
+
+Adding a format: write that package and add one line to :data:`FORMATS`
+(or call :func:`register` at run time).
 """
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from .options import Option, check
 
 
 @dataclass(frozen=True)
@@ -36,17 +55,37 @@ class Format:
     description: str = ""
     magic: bytes = b""                   # first bytes of a model file, if the format has a signature
     anim_import: bool = False            # model files' animations import onto another rig (read_clips)
+    left_handed: bool = False            # file coordinates are left-handed: imports mirror z
+    package: str = ""                    # the package holding adapter and options (default io.<id>)
+
+    @property
+    def _package(self) -> str:
+        return self.package or f"{__package__}.{self.id}"
 
     @property
     def adapter(self):
-        return importlib.import_module(f"{__package__}.{self.id}.adapter")
+        return importlib.import_module(f"{self._package}.adapter")
 
     @property
     def options(self):
-        """``io/<format>/options.py``: IMPORT_DEFAULTS (the format's defaults
-        for the shared import options) and EXPORT_OPTIONS (specs of its own
-        export options, passed to ``write_scene`` by keyword)."""
-        return importlib.import_module(f"{__package__}.{self.id}.options")
+        """The format's ``options`` module (see the module doc)."""
+        return importlib.import_module(f"{self._package}.options")
+
+    @property
+    def import_options(self) -> tuple[Option, ...]:
+        return tuple(getattr(self.options, "IMPORT_OPTIONS", ()))
+
+    @property
+    def anim_import_options(self) -> tuple[Option, ...]:
+        return tuple(getattr(self.options, "ANIM_IMPORT_OPTIONS", ()))
+
+    @property
+    def export_options(self) -> tuple[Option, ...]:
+        return tuple(getattr(self.options, "EXPORT_OPTIONS", ()))
+
+    @property
+    def import_defaults(self) -> dict:
+        return dict(getattr(self.options, "IMPORT_DEFAULTS", {}))
 
     @property
     def animation_files(self) -> tuple[str, ...]:
@@ -57,14 +96,87 @@ class Format:
     def suffixes(self) -> tuple[str, ...]:
         return self.model_suffixes + self.anim_suffixes
 
+    def axes(self, forward: str = "-Z", up: str = "Y", scale: float = 1.0):
+        """File space -> Blender space for the importer's Forward/Up/Scale
+        (for a left-handed format they describe the file after its z is
+        mirrored into a right-handed space)."""
+        from ..scene import AxisConversion
 
-FORMATS: tuple[Format, ...] = (
+        return AxisConversion.from_axes(forward, up, scale, mirror_z=self.left_handed)
+
+    # the adapter, with its options checked against the specs
+
+    def read_scene(self, paths, *, axes=None, warnings=None, **options):
+        paths = [str(p) for p in paths]
+        options = check(self.import_options, options, f"{self.label} import", paths[0] if paths else None)
+        return self.adapter.read_scene(paths, axes=axes, warnings=warnings, **options)
+
+    def read_clips(self, skeleton, axes, paths, *, layer: str = "ACTION", weight: float = 1.0, warnings=None,
+                   **options):
+        paths = [str(p) for p in paths]
+        options = check(self.anim_import_options, options, f"{self.anim_label or self.label} import",
+                        paths[0] if paths else None)
+        return self.adapter.read_clips(skeleton, axes, paths, layer=layer, weight=weight, warnings=warnings,
+                                       **options)
+
+    def write_scene(self, scene, path, *, warnings=None, axes=None, fps: float = 24.0, **options) -> list[str]:
+        options = check(self.export_options, options, f"{self.label} export", path)
+        return self.adapter.write_scene(scene, path, warnings=warnings, axes=axes, fps=fps, **options)
+
+    def write_animation(self, scene, clip, path, *, warnings=None, fps: float = 24.0, axes=None) -> list[str]:
+        return self.adapter.write_animation(scene, clip, path, warnings=warnings, fps=fps, axes=axes)
+
+
+#: The registered formats (built-in ones first; :func:`register` adds more).
+FORMATS: list[Format] = [
     Format("rite", "RiTE Model", (".ram",), (".raa",), "RiTE Animation",
            "RiTE model (.ram): skeleton and skinned mesh; animations (.raa): rotation keys"),
     Format("xfile", "DirectX", (".x",), (), "DirectX Animation",
            "DirectX .X (text, binary, compressed): meshes, skeleton, skin and animations", b"xof ",
-           anim_import=True),
-)
+           anim_import=True, left_handed=True),
+]
+
+_listeners: list = []
+
+
+def register(fmt: Format, *, package: str | None = None) -> Format:
+    """Add a format at run time: ``package`` is the importable package that
+    holds its ``adapter`` and ``options`` modules (anywhere on the import
+    path). The extension's operators, menus and FileHandlers follow at once
+    when it is enabled; the command line and ``convert`` offer it from
+    their next run. Returns the registered format."""
+    if package:
+        fmt = replace(fmt, package=package)
+    if any(f.id == fmt.id for f in FORMATS):
+        raise ValueError(f"a format {fmt.id!r} is already registered")
+    taken = {s for f in FORMATS for s in f.suffixes} & set(fmt.suffixes)
+    if taken:
+        raise ValueError(f"{', '.join(sorted(taken))}: already claimed by a registered format")
+    FORMATS.append(fmt)
+    _changed()
+    return fmt
+
+
+def unregister(fid: str) -> None:
+    """Remove a format added with :func:`register` (and its operators)."""
+    FORMATS[:] = [f for f in FORMATS if f.id != fid]
+    _changed()
+
+
+def subscribe(listener) -> None:
+    """Call ``listener()`` whenever a format is registered or unregistered."""
+    if listener not in _listeners:
+        _listeners.append(listener)
+
+
+def unsubscribe(listener) -> None:
+    if listener in _listeners:
+        _listeners.remove(listener)
+
+
+def _changed() -> None:
+    for listener in list(_listeners):
+        listener()
 
 
 class UnknownFormat(ValueError):
@@ -95,4 +207,3 @@ def for_path(path, *, sniff: bool = True) -> Format:
                 return f
     known = ", ".join(s for f in FORMATS for s in f.suffixes)
     raise UnknownFormat(f"{Path(path).name}: unknown file type (known: {known})")
-

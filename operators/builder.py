@@ -939,7 +939,7 @@ def build(context, scene: Scene, options: Options | None = None, progress=None) 
     """Build ``scene`` into the current Blender scene. The caller wraps this
     in a :class:`~.rollback.Rollback`."""
     options = options or Options()
-    built = Built(scene, warnings=list(scene.warnings))
+    built = Built(scene)
     size = oracle.size(scene)
     sk = scene.skeleton
     default_world = sk.world() if sk is not None else None

@@ -612,5 +612,4 @@ def scene_of(context, *, armature=None, objects=None, apply_modifiers: bool = Fa
                 scene.clips.append(clip)
     if not scene.meshes and r is None:
         raise ExtractError("nothing to export: no armature and no mesh")
-    scene.warnings = warnings
     return scene

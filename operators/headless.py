@@ -11,15 +11,16 @@ from pathlib import Path
 import bpy
 import numpy as np
 
+from ..io import options as specs
 from ..io.formats import for_path
 from ..scene import AxisConversion
-from . import anim_build, builder, pipeline, verify
+from . import anim_build, builder, ops, pipeline, verify
 
 
 def _register():
     from .. import register, unregister
 
-    if not hasattr(bpy.types, "IMPORT_SCENE_OT_rite"):
+    if not ops._classes:       # not run inside Blender with the extension enabled
         register()
         # bpy 4.5 crashes at interpreter exit with the add-on still registered
         atexit.register(unregister)
@@ -27,13 +28,13 @@ def _register():
 
 def _axes(fmt, args) -> AxisConversion:
     try:
-        return AxisConversion.from_axes(args.forward, args.up, args.scale, mirror_z=fmt.id == "xfile")
+        return fmt.axes(args.forward, args.up, args.scale)
     except ValueError as err:      # parallel axes, a scale <= 0: a clean error (exit 2), not a traceback
         raise pipeline.IOFailed(str(err)) from None
 
 
 def _options(fmt, args) -> builder.Options:
-    bake = getattr(fmt.options, "IMPORT_DEFAULTS", {}).get("bake", False)
+    bake = fmt.import_defaults.get("bake", True)     # the import operator's default
     if args.bake:
         bake = True
     if args.keys_only:
@@ -41,10 +42,25 @@ def _options(fmt, args) -> builder.Options:
     return builder.Options(bake=bake, bone_direction=args.bone_direction, every_joint_bone=args.all_joints)
 
 
-def reader_options(fmt, args) -> dict:
-    """The CLI's values of the format's own import options (io/<format>/options.py)."""
-    ids = [spec["id"] for spec in getattr(fmt.options, "IMPORT_OPTIONS", ())]
-    return {i: getattr(args, i) for i in ids if getattr(args, i, None) is not None}
+def _given(chosen, args) -> dict:
+    """The command line's values of ``chosen`` options (checked: IOFailed for a bad one)."""
+    try:
+        return specs.given(args, chosen)
+    except specs.OptionError as err:
+        raise pipeline.IOFailed(str(err)) from None
+
+
+def _report_unused(fmt, args, chosen) -> None:
+    for flag in specs.unused(args, chosen):
+        print(f"warning: {flag}: not an option of {fmt.label} files, ignored")
+
+
+def reader_options(fmt, args) -> tuple[dict, dict]:
+    """The command line's values of the format's own import options: those
+    of ``read_scene`` and those of ``read_clips`` (io/<format>/options.py).
+    Flags of other formats' options are reported and ignored."""
+    _report_unused(fmt, args, fmt.import_options + fmt.anim_import_options)
+    return _given(fmt.import_options, args), _given(fmt.anim_import_options, args)
 
 
 def import_files(args):
@@ -64,21 +80,21 @@ def import_files(args):
         raise pipeline.IOFailed(f"{fmt.label} files carry their own animations: give only the model")
     axes = _axes(fmt, args)
     opts = _options(fmt, args)
-    built = pipeline.load(bpy.context, fmt, [args.model], axes=axes, options=opts,
-                          reader_options=reader_options(fmt, args))
+    scene_options, clip_options = reader_options(fmt, args)
+    built = pipeline.load(bpy.context, fmt, [args.model], axes=axes, options=opts, reader_options=scene_options)
     for w in built.warnings:
         print("warning:", w)
     for i, p in enumerate(mergeable):
         weight = float(args.weights[i]) if args.weights else 1.0
         extra = pipeline.load_animations(bpy.context, fmt, [p], armature=built.armature,
                                          layer="MERGEABLE" if layered else "ACTION", weight=weight,
-                                         bake=opts.bake)
+                                         bake=opts.bake, reader_options=clip_options)
         built.actions += extra.actions
         for x in extra.warnings:
             print("warning:", x)
     for p in dominant:
         extra = pipeline.load_animations(bpy.context, fmt, [p], armature=built.armature, layer="DOMINANT",
-                                         bake=opts.bake)
+                                         bake=opts.bake, reader_options=clip_options)
         built.actions += extra.actions
         for x in extra.warnings:
             print("warning:", x)
@@ -107,8 +123,8 @@ def verify_import(fmt, built, layered: bool, args) -> tuple[list, verify.Report]
     one for a layer stack, else one per clip at every frame it spans (the
     default pose when there is none). Returns ([(title, report)], total)."""
     paths = [args.model, *args.animations, *args.dominant]
-    reference = fmt.adapter.read_scene(paths, axes=_axes(fmt, args),   # never read back from Blender
-                                       **reader_options(fmt, args))
+    reference = fmt.read_scene(paths, axes=_axes(fmt, args),   # never read back from Blender
+                               **_given(fmt.import_options, args))
     if layered:
         n = len(args.animations)
         for i, c in enumerate(reference.clips):
@@ -186,8 +202,9 @@ def cmd_export(args) -> int:
               file=sys.stderr)
         return 2
     try:
+        _report_unused(fmt, args, fmt.export_options)
         written, warnings = pipeline.save(bpy.context, fmt, str(Path(args.output).resolve()),
-                                          animations=args.animations)
+                                          animations=args.animations, **_given(fmt.export_options, args))
     except pipeline.IOFailed as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

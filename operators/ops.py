@@ -15,6 +15,7 @@ import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper, orientation_helper
 
+from ..io import formats
 from ..io.formats import FORMATS, Format
 
 REPORT_LIMIT = 8
@@ -43,21 +44,23 @@ def selected_paths(op) -> list[str]:
 
 
 def _axes(op, fmt: Format):
-    from ..scene import AxisConversion
+    return fmt.axes(op.axis_forward, op.axis_up, op.global_scale)
 
-    mirror = fmt.id == "xfile"
-    return AxisConversion.from_axes(op.axis_forward, op.axis_up, op.global_scale, mirror_z=mirror)
+
+def _format_values(op) -> dict:
+    """The operator's values of the format's own options."""
+    return {n: getattr(op, n) for n in op.format_options}
 
 
 def draw_sections(op, sections) -> None:
     """Options in collapsible sections, as Blender's FBX add-on draws them:
     (title, property names, the switch that enables the names marked "*",
-    closed by default). "*format_options" stands for the format's own."""
+    closed by default)."""
     layout = op.layout
     layout.use_property_split = True
     layout.use_property_decorate = False
     for title, names, switch, closed in sections:
-        if all(n.lstrip("*") == "format_options" for n in names) and not op.format_options:
+        if not names:
             continue
         header, body = layout.panel(f"{op.bl_idname}_{title.lower()}", default_closed=closed)
         header.label(text=title)
@@ -70,8 +73,22 @@ def draw_sections(op, sections) -> None:
                 row = col.column()
                 row.enabled = switch is None or bool(getattr(op, switch))
                 name = name[1:]
-            for prop in (op.format_options if name == "format_options" else (name,)):
-                row.prop(op, prop)
+            row.prop(op, name)
+
+
+def with_format_options(sections, specs, fmt: Format) -> tuple:
+    """``sections`` with the format's own options (``specs``) added to the
+    section their ``panel`` names (enabled by its switch, if it has one);
+    options of another panel get a section of their own."""
+    out = [(title, list(names), switch, closed) for title, names, switch, closed in sections]
+    for spec in specs:
+        title = spec.panel or fmt.label
+        sec = next((s for s in out if s[0].lower() == title.lower()), None)
+        if sec is None:
+            sec = (title, [], None, False)
+            out.append(sec)
+        sec[1].append(("*" if sec[2] else "") + spec.id)
+    return tuple((title, tuple(names), switch, closed) for title, names, switch, closed in out)
 
 
 # ---------------------------------------------------------------------------
@@ -126,8 +143,7 @@ class _ModelImport(_FileImport):
 
     SECTIONS = (("Transform", ("global_scale", "axis_forward", "axis_up"), None, False),
                 ("Armature", ("bone_direction", "every_joint_bone", "rest_from"), None, False),
-                ("Animation", ("import_animations", "*bake", "*set_frame_range", "*format_options"),
-                 "import_animations", False),
+                ("Animation", ("import_animations", "*bake", "*set_frame_range"), "import_animations", False),
                 ("Include", ("pack_images",), None, True))
 
     def draw(self, context):
@@ -142,7 +158,7 @@ class _ModelImport(_FileImport):
                                import_animations=self.import_animations, set_frame_range=self.set_frame_range,
                                pack_images=self.pack_images)
         results = pipeline.load_many(context, fmt, selected_paths(self), axes=_axes(self, fmt), options=opts,
-                                     reader_options={n: getattr(self, n) for n in self.format_options})
+                                     reader_options=_format_values(self))
         ok = [r for r in results if r.built is not None]
         for r in results:
             if r.error:
@@ -174,7 +190,8 @@ class _AnimImport(_FileImport):
         try:
             built = pipeline.load_animations(context, self.format, selected_paths(self), armature=arm,
                                              layer=self.mode, weight=self.weight, bake=self.bake,
-                                             set_frame_range=self.set_frame_range)
+                                             set_frame_range=self.set_frame_range,
+                                             reader_options=_format_values(self))
         except pipeline.IOFailed as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
@@ -223,8 +240,7 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
     SECTIONS = (("Include", ("use_selection", "use_visible", "use_active_collection", "apply_modifiers"),
                  None, False),
                 ("Transform", ("use_stored_axes", "global_scale", "axis_forward", "axis_up"), None, False),
-                ("Animation", ("export_animations",), None, False),
-                ("File", ("format_options",), None, False))
+                ("Animation", ("export_animations",), "export_animations", False))
 
     def draw(self, context):
         draw_sections(self, self.SECTIONS)
@@ -241,8 +257,7 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
             path = self.filepath  # type: ignore[attr-defined]  # ExportHelper's property
             written, warnings = pipeline.save(
                 context, fmt, path, objects=objs, axes=axes, apply_modifiers=self.apply_modifiers,
-                animations=self.export_animations,
-                **{n: getattr(self, n) for n in self.format_options})
+                animations=self.export_animations, **_format_values(self))
         except pipeline.IOFailed as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
@@ -287,39 +302,41 @@ def _drop_poll(cls, context):
 
 
 def _prop(spec):
-    """A bpy property from a format's option spec (adapter.EXPORT_OPTIONS)."""
-    kind = spec["type"]
-    kw = {"name": spec["name"], "description": spec["description"], "default": spec["default"]}
-    if kind == "enum":
-        return EnumProperty(items=[tuple(i) for i in spec["items"]], **kw)
-    if kind == "int":
-        return IntProperty(min=spec.get("min", 0), max=spec.get("max", 2**31 - 1), **kw)
-    if kind == "float":
-        return FloatProperty(min=spec.get("min", 0.0), max=spec.get("max", 1e9), **kw)
+    """A bpy property from a format's option spec (:class:`..io.options.Option`)."""
+    kw = {"name": spec.name, "description": spec.description, "default": spec.default}
+    if spec.kind == "enum":
+        return EnumProperty(items=list(spec.items), **kw)
+    if spec.kind == "int":
+        return IntProperty(min=int(spec.min if spec.min is not None else -2**31),
+                           max=int(spec.max if spec.max is not None else 2**31 - 1), **kw)
+    if spec.kind == "float":
+        return FloatProperty(min=spec.min if spec.min is not None else -1e30,
+                             max=spec.max if spec.max is not None else 1e30, **kw)
     return BoolProperty(**kw)
 
 
 def _operator(base, fmt: Format, idname: str, label: str, doc: str, suffixes: tuple[str, ...],
               specs: tuple = (), undo: bool = True):
     """An operator class for ``fmt``: ``base``'s options, the format's own
-    (``specs``), a file filter for ``suffixes``."""
+    (``specs``, drawn in the sections they name), a file filter for ``suffixes``."""
     glob = ";".join(f"*{s}" for s in suffixes)
     ann = {"filter_glob": StringProperty(default=glob + ";" + glob.upper(), options={"HIDDEN"})}
     for spec in specs:
-        ann[spec["id"]] = _prop(spec)
+        ann[spec.id] = _prop(spec)
     kind, _ = idname.split(".")
-    return type(f"{kind.upper()}_OT_{fmt.id}", (base,), {
-        "__doc__": doc, "bl_idname": idname, "bl_label": label,
-        "bl_options": {"REGISTER", "UNDO", "PRESET"} if undo else {"REGISTER", "PRESET"},
-        "filename_ext": suffixes[0], "format": fmt, "format_options": tuple(s["id"] for s in specs),
-        "__annotations__": ann})
+    attrs = {"__doc__": doc, "bl_idname": idname, "bl_label": label,
+             "bl_options": {"REGISTER", "UNDO", "PRESET"} if undo else {"REGISTER", "PRESET"},
+             "filename_ext": suffixes[0], "format": fmt, "format_options": tuple(s.id for s in specs),
+             "__annotations__": ann}
+    if hasattr(base, "SECTIONS"):
+        attrs["SECTIONS"] = with_format_options(base.SECTIONS, specs, fmt)
+    return type(f"{kind.upper()}_OT_{fmt.id}", (base,), attrs)
 
 
 def classes_for(fmt: Format) -> list:
-    options = fmt.options
     imp = _operator(_ModelImport, fmt, f"import_scene.{fmt.id}", f"Import {fmt.label}",
-                    f"Import {fmt.description}", fmt.model_suffixes, getattr(options, "IMPORT_OPTIONS", ()))
-    for name, value in getattr(options, "IMPORT_DEFAULTS", {}).items():   # the format's defaults for shared options
+                    f"Import {fmt.description}", fmt.model_suffixes, fmt.import_options)
+    for name, value in fmt.import_defaults.items():   # the format's defaults for shared options
         prop = next(c.__annotations__[name] for c in _ModelImport.__mro__
                     if name in c.__dict__.get("__annotations__", {}))
         imp.__annotations__[name] = prop.function(**{**prop.keywords, "default": value})
@@ -327,10 +344,10 @@ def classes_for(fmt: Format) -> list:
     if fmt.animation_files:
         out.append(_operator(_AnimImport, fmt, f"import_anim.{fmt.id}", f"Import {fmt.anim_label}",
                              f"Import {fmt.anim_label} onto the active armature (matched by bone name), one action "
-                             f"per animation", fmt.animation_files))
+                             f"per animation", fmt.animation_files, fmt.anim_import_options))
     out.append(_oriented(_operator(_Export, fmt, f"export_scene.{fmt.id}", f"Export {fmt.label}",
-                                   f"Export {fmt.description}", fmt.model_suffixes,
-                                   getattr(options, "EXPORT_OPTIONS", ()), undo=False)))
+                                   f"Export {fmt.description}", fmt.model_suffixes, fmt.export_options,
+                                   undo=False)))
     if fmt.anim_suffixes:
         out.append(_operator(_AnimExport, fmt, f"export_anim.{fmt.id}", f"Export {fmt.anim_label}",
                              f"Export the active armature's action as a {fmt.anim_label} file", fmt.anim_suffixes,
@@ -351,6 +368,8 @@ def classes_for(fmt: Format) -> list:
 
 def menu_import(self, context):
     for fmt in FORMATS:
+        if fmt.id not in _classes:
+            continue
         self.layout.operator(f"import_scene.{fmt.id}", text=f"{fmt.label} ({', '.join(fmt.model_suffixes)})")
         if fmt.animation_files:
             self.layout.operator(f"import_anim.{fmt.id}",
@@ -359,26 +378,52 @@ def menu_import(self, context):
 
 def menu_export(self, context):
     for fmt in FORMATS:
+        if fmt.id not in _classes:
+            continue
         self.layout.operator(f"export_scene.{fmt.id}", text=f"{fmt.label} ({', '.join(fmt.model_suffixes)})")
         if fmt.anim_suffixes:
             self.layout.operator(f"export_anim.{fmt.id}",
                                  text=f"{fmt.anim_label} ({', '.join(fmt.anim_suffixes)})")
 
 
-_classes: list = []
+#: format id -> the operator and FileHandler classes registered for it
+_classes: dict[str, list] = {}
+
+
+def sync() -> None:
+    """Operators and FileHandlers for exactly the formats of the registry:
+    run on register() and whenever a format is registered or unregistered
+    at run time (``io.formats.register``)."""
+    ids = {f.id for f in FORMATS}
+    for fid in [k for k in _classes if k not in ids]:
+        for cls in reversed(_classes.pop(fid)):
+            bpy.utils.unregister_class(cls)
+    for fmt in FORMATS:
+        if fmt.id in _classes:
+            continue
+        done: list = []
+        try:
+            for cls in classes_for(fmt):
+                bpy.utils.register_class(cls)
+                done.append(cls)
+        except Exception:
+            for cls in reversed(done):
+                bpy.utils.unregister_class(cls)
+            raise
+        _classes[fmt.id] = done
 
 
 def register():
-    _classes[:] = [c for fmt in FORMATS for c in classes_for(fmt)]
-    for cls in _classes:
-        bpy.utils.register_class(cls)
+    sync()
+    formats.subscribe(sync)
     bpy.types.TOPBAR_MT_file_import.append(menu_import)
     bpy.types.TOPBAR_MT_file_export.append(menu_export)
 
 
 def unregister():
+    formats.unsubscribe(sync)
     bpy.types.TOPBAR_MT_file_export.remove(menu_export)
     bpy.types.TOPBAR_MT_file_import.remove(menu_import)
-    for cls in reversed(_classes):
-        bpy.utils.unregister_class(cls)
-    _classes.clear()
+    for fid in list(_classes):
+        for cls in reversed(_classes.pop(fid)):
+            bpy.utils.unregister_class(cls)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io.errors import FormatError
+from ..io.errors import FormatError, Warnings
 from ..io.formats import Format, UnknownFormat
 from ..scene import AxisConversion, SceneError
 from ..scene.validate import validate
@@ -73,16 +73,16 @@ def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None 
     """Read ``paths`` (one model file and, for formats that have them, its
     animation files) and build them. Raises IOFailed; the scene is then
     unchanged."""
-    warnings: list[str] = []
+    warnings = Warnings()
     first = paths[0]
     try:
-        scene = fmt.adapter.read_scene(paths, axes=axes, warnings=warnings, **(reader_options or {}))
+        scene = fmt.read_scene(paths, axes=axes, warnings=warnings, **(reader_options or {}))
     except _EXPECTED as err:
         raise _fail(err, first) from None
     if not scene.meshes and scene.skeleton is None:
         raise IOFailed(f"{Path(first).name}: no mesh and no skeleton to import")
     try:
-        scene.warnings += validate(scene, _fps(context))
+        warnings.extend(validate(scene, _fps(context)))
     except SceneError as err:
         raise _fail(err, first) from None
     wm = _progress(context)
@@ -96,6 +96,8 @@ def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None 
     finally:
         if wm:
             wm.progress_end()
+    warnings.extend(built.warnings)
+    built.warnings = warnings
     return built
 
 
@@ -129,14 +131,14 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
         r = extractor.rig_of(armature)
     except _EXPECTED as err:
         raise IOFailed(f"{armature.name}: {err}") from None
-    warnings: list[str] = []
+    warnings = Warnings()
     # the files' own space: the rig's axes when it came from this format, else the format's defaults
-    axes = r.scene.source.axes if r.scene.source.format == fmt.id else fmt.adapter.default_axes()
+    axes = r.scene.writer_axes(fmt.id, fmt.adapter.default_axes())
     clips = []
     for p in paths:
         try:
-            clips += fmt.adapter.read_clips(r.skeleton, axes, [p], layer=layer, weight=weight,
-                                            warnings=warnings, **(reader_options or {}))
+            clips += fmt.read_clips(r.skeleton, axes, [p], layer=layer, weight=weight, warnings=warnings,
+                                    **(reader_options or {}))
         except _EXPECTED as err:
             raise _fail(err, p) from None
     try:
@@ -160,7 +162,8 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
     finally:
         if wm:
             wm.progress_end()
-    built.warnings = warnings + built.warnings
+    warnings.extend(built.warnings)
+    built.warnings = warnings
     return built
 
 
@@ -207,7 +210,7 @@ def save(context, target: Format, path: str, *, objects=None, axes: AxisConversi
          **writer_options) -> tuple[list[str], list[str]]:
     """Export ``objects`` (default: the view layer's) as ``target``'s
     format. Returns (written paths, warnings)."""
-    warnings: list[str] = []
+    warnings = Warnings()
     objs = list(context.view_layer.objects) if objects is None else list(objects)
     arm = choose_armature(objs, context)
     meshes = [o for o in objs if o.type == "MESH"]
@@ -221,7 +224,7 @@ def save(context, target: Format, path: str, *, objects=None, axes: AxisConversi
                                    animations=animations, warnings=warnings)
         validate(scene, _fps(context))
         fps = _fps(context)
-        written = target.adapter.write_scene(scene, path, warnings=warnings, axes=axes, fps=fps, **writer_options)
+        written = target.write_scene(scene, path, warnings=warnings, axes=axes, fps=fps, **writer_options)
     except extractor.ExtractError as err:
         raise IOFailed(str(err)) from None
     except _EXPECTED as err:
@@ -240,7 +243,7 @@ def save_animation(context, fmt: Format, path: str, *, armature, action=None,
         action = ad.nla_tracks[0].strips[0].action      # a single layer: that is the animation
     if action is None:
         raise IOFailed(f"{armature.name} has no active action to export (make the action to export active)")
-    warnings: list[str] = []
+    warnings = Warnings()
     context.view_layer.update()
     try:
         r = extractor.rig_of(armature)
@@ -250,7 +253,7 @@ def save_animation(context, fmt: Format, path: str, *, armature, action=None,
             validate(r.scene, _fps(context))
         if clip is None:
             raise IOFailed(f"{action.name} animates no bone of {armature.name}")
-        written = fmt.adapter.write_animation(r.scene, clip, path, warnings=warnings, fps=_fps(context), axes=axes)
+        written = fmt.write_animation(r.scene, clip, path, warnings=warnings, fps=_fps(context), axes=axes)
     except _EXPECTED as err:
         raise _fail(err, path) from None
     return written, warnings

@@ -309,7 +309,6 @@ class Scene:
     clips: list[Clip] = field(default_factory=list)
     source: Source = field(default_factory=lambda: Source("none"))
     extras: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
 
     @property
     def n_joints(self) -> int:

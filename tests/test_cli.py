@@ -150,6 +150,23 @@ def test_x_unreadable_input_exits_2_with_the_message(tmp_path, cmd, name, where)
     assert not (tmp_path / "out.blend").exists()
 
 
+def test_verify_takes_the_formats_options(tmp_path):
+    """--ticks-per-second comes from the .X option spec and reaches both
+    Blender's import and the reference: keys at ticks 0..55 without
+    AnimTicksPerSecond play as frames 0-55. Given for another format, it is
+    reported and ignored."""
+    from x_rigs import chain_file
+
+    path = chain_file(tmp_path / "dense.x", np.arange(56))
+    r = _run("verify", path, "--ticks-per-second", "24")
+    assert r.returncode == 0, r.stderr[-2000:]
+    (first, last, rows), = _tables(r.stdout).values()
+    assert (first, last, len(rows)) == (0.0, 55.0, 56)
+    r = _run("verify", RITE / "humanoid.ram", "--ticks-per-second", "24")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "warning: --ticks-per-second: not an option of RiTE Model files, ignored" in r.stdout
+
+
 def test_animation_files_are_refused_for_x():
     r = _run("verify", X / "assimp" / "test_cube_text.x", RITE / "walk.raa")
     _clean_error(r, r"give only the model")

@@ -126,15 +126,15 @@ def _rite_source():
     return rite.read_scene([str(p) for p in RITE_INPUTS], warnings=[])
 
 
-@pytest.mark.parametrize("fmt,float_size,key_type", [
+@pytest.mark.parametrize("storage,float_size,key_type", [
     ("text", 32, "TRS"), ("binary", 64, "TRS"), ("text_compressed", 64, "TRS"),
     ("binary_compressed", 32, "TRS"), ("binary", 32, "MATRIX")])
-def test_rite_to_x(tmp_path, fmt, float_size, key_type):
+def test_rite_to_x(tmp_path, storage, float_size, key_type):
     src = _rite_source()
     size = ev.size(src)
     out = tmp_path / "out.x"
     warnings: list[str] = []
-    assert xfile.write_scene(src, out, warnings=warnings, fmt=fmt, float_size=float_size,
+    assert xfile.write_scene(src, out, warnings=warnings, storage=storage, float_size=float_size,
                              key_type=key_type) == [str(out)]
     assert warnings == []
     got = xfile.read_scene([str(out)])
@@ -186,17 +186,17 @@ def test_x_to_rite(tmp_path, path):
 # ---------------------------------------------------------------------------
 # .X -> .X
 
-FORMATS = ("text", "binary", "text_compressed", "binary_compressed")
+STORAGE = ("text", "binary", "text_compressed", "binary_compressed")
 
 
 @pytest.mark.parametrize("float_size", (32, 64))
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("storage", STORAGE)
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
-def test_x_to_x(tmp_path, path, fmt, float_size):
+def test_x_to_x(tmp_path, path, storage, float_size):
     src = _source_x(str(path))
     size = ev.size(src)
     out = tmp_path / "out.x"
-    xfile.write_scene(src, out, warnings=[], fmt=fmt, float_size=float_size)
+    xfile.write_scene(src, out, warnings=[], storage=storage, float_size=float_size)
     got = xfile.read_scene([str(out)], warnings=[])
     assert [c.name for c in got.clips] == [c.name for c in src.clips]
     vmap = _vertex_map(src.meshes, got.meshes)
@@ -338,12 +338,12 @@ def test_synthetic_scene(tmp_path, skeleton):
     clip = src.clips[0] if skeleton else None
     ref = ev.evaluate(src, clip, frames)
     odd = AxisConversion.from_axes("X", "Z", 0.01, mirror_z=True)     # any axes, with a scale
-    for fmt, float_size, key_type, axes, tol in (("text", 32, "TRS", None, TOL),
+    for storage, float_size, key_type, axes, tol in (("text", 32, "TRS", None, TOL),
                                                  ("binary_compressed", 64, "TRS", None, 1e-7),
                                                  ("binary", 64, "MATRIX", odd, 1e-7)):
-        out = tmp_path / f"out_{fmt}.x"
+        out = tmp_path / f"out_{storage}.x"
         warnings: list[str] = []
-        xfile.write_scene(src, out, warnings=warnings, fmt=fmt, float_size=float_size, key_type=key_type,
+        xfile.write_scene(src, out, warnings=warnings, storage=storage, float_size=float_size, key_type=key_type,
                           axes=axes)
         assert warnings == []
         got = xfile.read_scene([str(out)], warnings=[], axes=axes)
@@ -382,7 +382,7 @@ def test_x_clips_at_different_rates(tmp_path):
                 end=a.end / 2, ticks_per_second=2400.0)
     src.clips.append(b)
     warnings: list[str] = []
-    xfile.write_scene(src, tmp_path / "out.x", warnings=warnings, fmt="binary", float_size=64)
+    xfile.write_scene(src, tmp_path / "out.x", warnings=warnings, storage="binary", float_size=64)
     assert any("rescaled" in w for w in warnings)
     got = xfile.read_scene([str(tmp_path / "out.x")])
     assert [c.ticks_per_second for c in got.clips] == [4800.0, 4800.0]
@@ -447,7 +447,7 @@ def test_convert_command_messages(tmp_path, capsys):
     assert _run([str(XDIR / "assimp" / "test.x"), "-o", str(tmp_path / "cube.ram"), "--format", "binary"]) == 0
     cap = capsys.readouterr()
     assert cap.out.strip() == f"wrote {tmp_path / 'cube.ram'}"
-    assert cap.err.startswith("warning: fmt: .x options, ignored")
+    assert cap.err.startswith("warning: --storage: not an option of RiTE Model output, ignored")
     for argv in ([str(XDIR / "assimp" / "test.x"), "-o", str(tmp_path / "cube.obj")],          # unknown suffix
                  [str(XDIR / "assimp" / "malformed_skinweights_oob.x"), "-o", str(tmp_path / "m.x")],  # bad input
                  [str(XDIR / "assimp" / "test.x"), "-o", str(tmp_path / "missing" / "cube.x")],  # unwritable

@@ -4,47 +4,52 @@ operators, FileHandlers (drag and drop onto the 3D viewport and the
 Outliner), File > Import / Export menu entries drawn by this extension, and
 imports that fail cleanly: a broken file raises an error naming the file and
 where, and leaves bpy.data and the scene's frames exactly as they were; a
-broken file among several is reported while the others are imported."""
+broken file among several is reported while the others are imported. Every
+case is derived from the registry: each format's files are written by its
+own writer, its broken file is one of them cut in half."""
 from __future__ import annotations
 
 import re
 import shutil
 import types
+from pathlib import Path
 
 import pytest
 from blender_checks import imported, reference, snapshot, verify
-from conftest import DATA, EXT_MODULE, SAMPLES  # noqa: E402
+from conftest import EXT_MODULE, SAMPLES  # noqa: E402
 
-from legacy_skin_io.io.formats import FORMATS
+from legacy_skin_io.io.formats import FORMATS, by_id, for_path
 
 IDS = [f.id for f in FORMATS]
 
 
-def _broken_rite(folder):
-    """contract_example.ram with a vertex count that does not match its records."""
-    path = folder / "broken.ram"
-    path.write_text((DATA / "rite" / "contract_example.ram").read_text().replace("vertices 3", "vertices 4"))
-    return path
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """``files(fid)``: (a good model, its animation files) of a format: the
+    bundled RiTE humanoid with walk.raa, written by the format's own writer
+    (so every registered format has them, with nothing written per format)."""
+    source = [SAMPLES / "rite" / "humanoid.ram", SAMPLES / "rite" / "walk.raa"]
+    scene = for_path(source[0]).read_scene(source, warnings=[])
+    cache: dict = {}
+
+    def get(fid: str):
+        if fid not in cache:
+            f = by_id(fid)
+            model = tmp_path_factory.mktemp(fid) / f"good{f.model_suffixes[0]}"
+            written = [Path(p) for p in f.write_scene(scene, model, warnings=[])]
+            cache[fid] = (written[0], [p for p in written[1:] if p.suffix.lower() in f.anim_suffixes])
+        return cache[fid]
+
+    return get
 
 
-def _broken_xfile(folder):
-    path = folder / "malformed_skinweights_oob.x"     # a SkinWeights vertex index out of range
-    shutil.copy(DATA / "x" / "assimp" / "malformed_skinweights_oob.x", path)
-    return path
-
-
-#: per format: (a good model, its animation files, a writer of a broken model in a folder,
-#: the pattern of where the error is)
-CASES = {
-    "rite": (SAMPLES / "rite" / "humanoid.ram", [SAMPLES / "rite" / "walk.raa"], _broken_rite,
-             r"broken\.ram:\d+"),
-    "xfile": (DATA / "x" / "assimp" / "anim_test.x", [], _broken_xfile,
-              r"malformed_skinweights_oob\.x(:\d+| \(byte offset \d+\))"),
-}
-
-
-def test_every_registered_format_has_a_case():
-    assert sorted(CASES) == sorted(IDS)
+def _broken(good: Path, folder: Path) -> tuple[Path, str]:
+    """(a broken model: the good one cut in half, the pattern of the file and
+    where in it the error is: a line, or a byte offset in binary files)."""
+    bad = folder / f"broken{good.suffix}"
+    data = good.read_bytes()
+    bad.write_bytes(data[:len(data) // 2])
+    return bad, rf"{re.escape(bad.name)}(:\d+| \(byte offset \d+\))"
 
 
 def _op(bpy, idname: str):
@@ -175,8 +180,8 @@ def test_disabling_the_extension_removes_its_menus_operators_and_handlers(bpy):
 # failed imports
 
 @pytest.mark.parametrize("fid", IDS)
-def test_failed_import_leaves_the_scene_untouched(bpy, tmp_path, fid):
-    good, anims, broken, where = CASES[fid]
+def test_failed_import_leaves_the_scene_untouched(bpy, tmp_path, files, fid):
+    good, anims = files(fid)
     # a scene with something in it: a model, actions, a frame range of its own
     assert _op(bpy, f"import_scene.{fid}")(filepath=str(good)) == {"FINISHED"}
     for a in anims:
@@ -185,7 +190,7 @@ def test_failed_import_leaves_the_scene_untouched(bpy, tmp_path, fid):
     sc = bpy.context.scene
     sc.frame_start, sc.frame_end, sc.frame_current = 7, 93, 42
     before = snapshot(bpy)
-    bad = broken(tmp_path)
+    bad, where = _broken(good, tmp_path)
     with pytest.raises(RuntimeError, match=where) as err:
         _op(bpy, f"import_scene.{fid}")(filepath=str(bad))
     assert "Traceback" not in str(err.value)
@@ -194,12 +199,12 @@ def test_failed_import_leaves_the_scene_untouched(bpy, tmp_path, fid):
 
 
 @pytest.mark.parametrize("fid", IDS)
-def test_one_broken_file_among_several(bpy, tmp_path, capfd, fid):
+def test_one_broken_file_among_several(bpy, tmp_path, capfd, files, fid):
     """The good files are imported (and deform as the oracle says), the
     operator finishes and reports the broken one."""
-    good, _, broken, where = CASES[fid]
+    good, _ = files(fid)
     shutil.copy(good, tmp_path / good.name)
-    bad = broken(tmp_path)
+    bad, where = _broken(good, tmp_path)
     res = _op(bpy, f"import_scene.{fid}")(directory=str(tmp_path), import_animations=False,
                                           files=[{"name": bad.name}, {"name": good.name}])
     assert res == {"FINISHED"}

@@ -110,3 +110,20 @@ def test_animation_import_needs_an_armature_and_matching_names(bpy, tmp_path):
     with pytest.raises(RuntimeError, match="matches"):
         bpy.ops.import_anim.xfile(filepath=str(TINY))
     assert len(bpy.data.actions) == n_actions
+
+
+def test_the_animation_import_takes_the_formats_import_options(bpy, tmp_path):
+    """import_anim.xfile offers the .X time base and passes it to the
+    reader: keys at ticks 0..55 without AnimTicksPerSecond, read at 24 per
+    second (one frame per tick), play 55 frames as the file read that way
+    does (D3DX's 4800 would make them a quarter of a frame)."""
+    from x_rigs import chain_file
+
+    path = chain_file(tmp_path / "dense.x", np.arange(56))
+    assert bpy.ops.import_scene.xfile(filepath=str(path), import_animations=False) == {"FINISHED"}
+    arm, meshes = imported(bpy)
+    assert bpy.ops.import_anim.xfile(filepath=str(path), ticks_per_second=24.0) == {"FINISHED"}
+    assert bpy.context.scene.frame_end == 55
+    ref = ext("io.formats").by_id("xfile").read_scene([path], ticks_per_second=24.0)
+    rep = ext("operators.verify").verify(bpy.context, meshes, ref, ref.clips[0], np.arange(0.0, 56.0, 5.0))
+    assert rep.ok, rep.table()

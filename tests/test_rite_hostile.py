@@ -16,7 +16,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from legacy_skin_io.io.errors import FormatError
+from legacy_skin_io.io.errors import FormatError, Warnings
 from legacy_skin_io.io.rite import (
     RaaAnimation,
     RaaTrack,
@@ -421,11 +421,14 @@ def test_writer_applies_the_reader_limits(tmp_path):
 
 
 def test_warnings_are_capped():
+    """A file warning on every line fills the warnings channel up to its
+    limit; past it, one last line counts the rest."""
     data = text(ram_lines()[:2] + ["bogus keyword"] * 5000 + ram_lines()[2:])
-    warnings = []
+    warnings = Warnings()
     read_ram_text(data, "h.ram", warnings)
-    assert len(warnings) == lexer.MAX_WARNINGS
-    assert "not listed" in warnings[-1]
+    assert len(warnings) == warnings.limit + 1
+    assert warnings[0].startswith("h.ram:3: unknown keyword 'bogus'")
+    assert warnings[-1] == f"... and {5000 - warnings.limit} more warning(s)"
 
 
 # -- the vectorised reader: float() bit for bit, errors at their line ---------------------------

@@ -76,8 +76,8 @@ def test_options_are_drawn_in_sections(bpy):
     layout.panel sections Include / Transform / Armature / Animation, as
     FBX does), and shows each visible option exactly once."""
     ops_mod = ext("operators.ops")
-    classes = [c for c in ops_mod._classes if getattr(c, "bl_idname", "").startswith(("import_scene.",
-                                                                                     "export_scene."))]
+    classes = [c for cs in ops_mod._classes.values() for c in cs
+               if getattr(c, "bl_idname", "").startswith(("import_scene.", "export_scene."))]
     assert len(classes) == 2 * len(FORMATS)
     for cls in classes:
         kind, fid = cls.bl_idname.split(".")

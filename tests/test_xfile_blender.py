@@ -16,8 +16,9 @@ from blender_checks import ext, fps, imported, play, reference, snapshot, verify
 from conftest import DATA, SAMPLES  # noqa: E402
 
 from legacy_skin_io.core import quat
+from legacy_skin_io.io.formats import by_id
 from legacy_skin_io.io.xfile import read_xfile
-from legacy_skin_io.io.xfile.adapter import axes_from_options, col, default_axes, read_scene, rotation_from_key
+from legacy_skin_io.io.xfile.adapter import col, default_axes, read_scene, rotation_from_key
 from legacy_skin_io.scene.axes import AXES, axis_matrix
 
 X = DATA / "x"
@@ -131,7 +132,7 @@ def test_rotation_keys_are_conjugates_of_the_frame_matrix_rotation(name, set_nam
 def test_default_handedness_is_x_z_y():
     h = default_axes()
     assert np.array_equal(h.C, XZY) and h.mirrors
-    assert h == axes_from_options("-Z", "Y")
+    assert h == by_id("xfile").axes("-Z", "Y")      # the importer's default Forward/Up
     p = np.array([[1.0, 2.0, 3.0]])
     assert np.allclose(h.points(p), [[1.0, 3.0, 2.0]])
     assert np.allclose(default_axes(2.5).points(p), [[2.5, 7.5, 5.0]])
@@ -148,7 +149,7 @@ def test_default_handedness_is_x_z_y():
         assert np.linalg.det(b[:3, :3]) > 0
         assert np.allclose(quat.to_mat3(hs.quats(q)), b[:3, :3])
     # the Forward/Up options describe the file once its z is flipped
-    assert np.array_equal(axes_from_options("Y", "Z").C, np.diag([1.0, 1.0, -1.0]))
+    assert np.array_equal(by_id("xfile").axes("Y", "Z").C, np.diag([1.0, 1.0, -1.0]))
 
 
 def test_reader_maps_points_winding_and_uvs_from_the_file():

@@ -21,49 +21,49 @@ X = Path(__file__).resolve().parent / "data" / "x"
 # counts agree with assimp; vertex counts are the file's (assimp re-indexes).
 FACTS = {
     "assimp/BCN_Epileptic.X": dict(
-        fmt="txt", float_size=32,
+        storage="txt", float_size=32,
         meshes=[("mesh_Torso", 1170, 1966, 24), ("mesh_Head", 1196, 2036, 20),
                 ("mesh_Legs", 648, 1124, 10)],
         frames=57, roots=["Torso", "B_Root_Pelvis_L", "Head", "Legs"],
         sets=[("Epileptisch", 57, 171)], tps=4800),
     "assimp/Testwuson.X": dict(
-        fmt="txt", float_size=32, meshes=[("mesh_Wuson", 3205, 3732, 37)],
+        storage="txt", float_size=32, meshes=[("mesh_Wuson", 3205, 3732, 37)],
         frames=39, roots=["Wuson", "Root"],
         sets=[("Wuson_Run", 39, 117), ("Wuson_Walk", 39, 117), ("Wuson_Bind", 39, 117)],
         tps=4800),
     "assimp/anim_test.x": dict(
-        fmt="txt", float_size=32, meshes=[("pCylinderShape1", 1720, 840, 4)],
+        storage="txt", float_size=32, meshes=[("pCylinderShape1", 1720, 840, 4)],
         frames=4, roots=["pCylinder1", "joint1", "ikHandle1"],
         sets=[("cylinder_test", 4, 12)], tps=24),
     "assimp/fromtruespace_bin32.x": dict(
-        fmt="bin", float_size=32, meshes=[("FeedTheDinoGPUMesh", 4132, 6656, 0)],
+        storage="bin", float_size=32, meshes=[("FeedTheDinoGPUMesh", 4132, 6656, 0)],
         frames=1, roots=["FeedTheDinoGPU-0"], sets=[], tps=None),
     "assimp/kwxport_test_cubewithvcolors.x": dict(
-        fmt="txt", float_size=32, meshes=[("mesh_Box01", 24, 12, 0)],
+        storage="txt", float_size=32, meshes=[("mesh_Box01", 24, 12, 0)],
         frames=1, roots=["Box01"], sets=[], tps=None),
     "assimp/test.x": dict(
-        fmt="txt", float_size=32, meshes=[("pCubeShape1", 24, 12, 0)],
+        storage="txt", float_size=32, meshes=[("pCubeShape1", 24, 12, 0)],
         frames=1, roots=["pCube1"], sets=[], tps=None),
     "assimp/test_cube_text.x": dict(
-        fmt="txt", float_size=32, meshes=[("Cube", 24, 12, 1)],
+        storage="txt", float_size=32, meshes=[("Cube", 24, 12, 1)],
         frames=2, roots=["Root"], sets=[], tps=24),
     "assimp/test_cube_binary.x": dict(
-        fmt="bin", float_size=32, meshes=[("Cube", 24, 12, 1)],
+        storage="bin", float_size=32, meshes=[("Cube", 24, 12, 1)],
         frames=2, roots=["Root"], sets=[], tps=24),
     "assimp/test_cube_compressed.x": dict(
-        fmt="bzip", float_size=32, meshes=[("Cube", 24, 12, 1)],
+        storage="bzip", float_size=32, meshes=[("Cube", 24, 12, 1)],
         frames=2, roots=["Root"], sets=[], tps=24),
     "directx-sdk/bat.x": dict(
-        fmt="bzip", float_size=32, meshes=[(None, 35313, 52256, 34)],
+        storage="bzip", float_size=32, meshes=[(None, 35313, 52256, 34)],
         frames=91, roots=["cube1", "Bone01"], sets=[("Anim-1", 45, 45)], tps=None),
     "directx-sdk/mslogo.x": dict(
-        fmt="bin", float_size=32, meshes=[(None, 1334, 2668, 0)],
+        storage="bin", float_size=32, meshes=[(None, 1334, 2668, 0)],
         frames=0, roots=[], sets=[], tps=None),
     "directx-sdk/tiger.x": dict(
-        fmt="txt", float_size=64, meshes=[("Body1", 303, 599, 0)],
+        storage="txt", float_size=64, meshes=[("Body1", 303, 599, 0)],
         frames=0, roots=[], sets=[], tps=None),
     "directx-sdk/tiny_4anim.x": dict(
-        fmt="txt", float_size=32, meshes=[(None, 9, 8, 0), (None, 4884, 6841, 35)],
+        storage="txt", float_size=32, meshes=[(None, 9, 8, 0), (None, 4884, 6841, 35)],
         frames=48, roots=["Scene_Root"],
         sets=[("Loiter", 46, 138), ("Walk", 46, 138), ("Jog", 46, 138), ("Wave", 12, 12)],
         tps=None),
@@ -90,7 +90,7 @@ def parsed():
 def test_corpus_facts(parsed, name):
     facts = FACTS[name]
     xf = parsed[name]
-    assert xf.fmt == facts["fmt"]
+    assert xf.storage == facts["storage"]
     assert xf.float_size == facts["float_size"]
     got = [(m.name, len(m.positions), len(m.face_sizes), len(m.skin_weights))
            for m in xf.all_meshes()]

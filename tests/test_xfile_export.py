@@ -87,8 +87,9 @@ def assert_frames_kept(xf, src) -> None:
 # .X -> Blender -> .X -> Blender
 
 #: export options for each stored form (one of them with 64-bit floats)
-FORMS = {"text": {"fmt": "text"}, "binary": {"fmt": "binary"}, "text_compressed": {"fmt": "text_compressed"},
-         "binary_compressed-64": {"fmt": "binary_compressed", "float_size": "64"}}
+FORMS = {"text": {"storage": "text"}, "binary": {"storage": "binary"},
+         "text_compressed": {"storage": "text_compressed"},
+         "binary_compressed-64": {"storage": "binary_compressed", "float_size": "64"}}
 
 
 @pytest.mark.parametrize("path", [TINY, BCN], ids=lambda p: p.name)
@@ -109,7 +110,7 @@ def test_x_blender_x_blender_plays_the_original_file(bpy, tmp_path, path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in exported.values())
     for label, out in exported.items():
         options = FORMS[label]
-        assert out.read_bytes()[:16] == (b"xof 0303" + HEADERS[options["fmt"]]
+        assert out.read_bytes()[:16] == (b"xof 0303" + HEADERS[options["storage"]]
                                          + options.get("float_size", "32").zfill(4).encode())
         # our parser's view of the exported file against the original's
         xf = read_xfile(out)
@@ -129,9 +130,9 @@ def test_x_blender_x_blender_plays_the_original_file(bpy, tmp_path, path):
 # a rig made in Blender
 
 @pytest.mark.parametrize("options", [
-    {"fmt": "binary_compressed"},
-    {"fmt": "text", "float_size": "64", "key_type": "MATRIX"},
-    {"fmt": "binary", "ticks_per_second": 24},
+    {"storage": "binary_compressed"},
+    {"storage": "text", "float_size": "64", "key_type": "MATRIX"},
+    {"storage": "binary", "ticks_per_second": 24},
 ], ids=["bzip-trs", "text64-matrix-every-frame", "binary-24-ticks"])
 def test_rig_made_in_blender_round_trips(bpy, tmp_path, options):
     ao, mo, action = rig.build(bpy)
@@ -144,7 +145,7 @@ def test_rig_made_in_blender_round_trips(bpy, tmp_path, options):
     assert bpy.ops.export_scene.xfile(filepath=str(out), **options) == {"FINISHED"}
     # the scene was not modified
     assert ao.animation_data.action == action and bpy.context.scene.frame_current == frames[-1]
-    assert out.read_bytes()[8:12] == HEADERS[options["fmt"]]
+    assert out.read_bytes()[8:12] == HEADERS[options["storage"]]
     xf = read_xfile(out)
     m = next(iter(xf.all_meshes()))
     assert len(m.face_sizes) == n_quads and set(m.face_sizes.tolist()) == {4}
@@ -200,9 +201,9 @@ def test_failed_export_leaves_the_existing_file_untouched(bpy, tmp_path):
     good = co.copy()
     co[0] = np.nan
     me.vertices.foreach_set("co", co)
-    for fmt in HEADERS:
+    for storage in HEADERS:
         with pytest.raises(RuntimeError, match="not (a )?finite"):
-            bpy.ops.export_scene.xfile(filepath=str(out), fmt=fmt)
+            bpy.ops.export_scene.xfile(filepath=str(out), storage=storage)
         assert out.read_bytes() == PREVIOUS
     # into a folder that does not exist
     me.vertices.foreach_set("co", good)

@@ -19,7 +19,7 @@ def test_cube_text_binary_compressed_are_equal():
     text = read_xfile(X / "assimp/test_cube_text.x")
     binary = read_xfile(X / "assimp/test_cube_binary.x")
     compressed = read_xfile(X / "assimp/test_cube_compressed.x")
-    assert (text.fmt, binary.fmt, compressed.fmt) == ("txt", "bin", "bzip")
+    assert (text.storage, binary.storage, compressed.storage) == ("txt", "bin", "bzip")
     # The text file prints 6 decimals; the binary ones hold the float32 values.
     assert diff_xfiles(text, binary, rtol=0, atol=5e-7) == []
     assert diff_xfiles(binary, compressed) == []  # same data, bit for bit
@@ -99,10 +99,10 @@ def test_quirky_text():
 
 def test_quirky_text_survives_all_formats():
     xf = read_xfile_bytes(QUIRKY)
-    for fmt in ("text", "binary", "text_compressed", "binary_compressed"):
+    for storage in ("text", "binary", "text_compressed", "binary_compressed"):
         for size in (32, 64):
-            back = read_xfile_bytes(write_xfile_bytes(xf, fmt, size))
-            assert diff_xfiles(xf, back) == [], (fmt, size)
+            back = read_xfile_bytes(write_xfile_bytes(xf, storage, size))
+            assert diff_xfiles(xf, back) == [], (storage, size)
 
 
 def _w(tok):
@@ -154,7 +154,7 @@ def _binary_triangle(size=4):
 @pytest.mark.parametrize("size", [4, 8])
 def test_handmade_binary(size):
     xf = read_xfile_bytes(_binary_triangle(size))
-    assert xf.fmt == "bin" and xf.float_size == size * 8
+    assert xf.storage == "bin" and xf.float_size == size * 8
     frame = xf.frames[0]
     mesh = frame.meshes[0]
     assert mesh.name == "tri"

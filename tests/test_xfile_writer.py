@@ -31,7 +31,7 @@ CORPUS = sorted(str(p.relative_to(X)) for p in X.rglob("*")
                 if p.is_file() and p.suffix.lower() not in (".txt", ".md")
                 and p.name not in ("malformed_skinweights_oob.x", "OV_GetNextToken"))
 FLOAT32 = dict(rtol=2e-7, atol=1e-12)  # float32 rounding of the written values
-FORMATS = ["text", "binary", "text_compressed", "binary_compressed"]
+STORAGE = ["text", "binary", "text_compressed", "binary_compressed"]
 HEADER_CODES = {"text": b"txt ", "binary": b"bin ", "text_compressed": b"tzip",
                 "binary_compressed": b"bzip"}
 
@@ -41,27 +41,27 @@ def original(request):
     return read_xfile(X / request.param)
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
-def test_round_trip_32(original, fmt):
-    data = write_xfile_bytes(original, fmt, 32)
-    assert data[8:12] == HEADER_CODES[fmt] and data[12:16] == b"0032"
+@pytest.mark.parametrize("storage", STORAGE)
+def test_round_trip_32(original, storage):
+    data = write_xfile_bytes(original, storage, 32)
+    assert data[8:12] == HEADER_CODES[storage] and data[12:16] == b"0032"
     back = read_xfile_bytes(data)
     assert diff_xfiles(original, back, **FLOAT32) == []
 
 
 def test_round_trip_64_is_exact(original):
-    for fmt in ("text", "binary_compressed"):
-        back = read_xfile_bytes(write_xfile_bytes(original, fmt, 64))
+    for storage in ("text", "binary_compressed"):
+        back = read_xfile_bytes(write_xfile_bytes(original, storage, 64))
         assert back.float_size == 64
-        assert diff_xfiles(original, back) == [], fmt
+        assert diff_xfiles(original, back) == [], storage
 
 
 def test_32bit_output_really_rounds_to_float32():
     xf = read_xfile_bytes(b"xof 0303txt 0064\nMesh { 1; 0.1;0.2;0.30000000000000004;; 0; }")
-    for fmt in FORMATS:
-        back = read_xfile_bytes(write_xfile_bytes(xf, fmt, 32))
+    for storage in STORAGE:
+        back = read_xfile_bytes(write_xfile_bytes(xf, storage, 32))
         pos = back.meshes[0].positions[0]
-        assert np.array_equal(pos.astype(np.float32), np.float32([0.1, 0.2, 0.3])), fmt
+        assert np.array_equal(pos.astype(np.float32), np.float32([0.1, 0.2, 0.3])), storage
         assert diff_xfiles(xf, back) != []  # not exact ...
         assert diff_xfiles(xf, back, **FLOAT32) == []  # ... but float32-close
 
@@ -142,18 +142,18 @@ def _hand_model() -> XFile:
                  animation_sets=[XAnimationSet("Walk", [anim])])
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
-def test_hand_built_model(fmt, tmp_path):
+@pytest.mark.parametrize("storage", STORAGE)
+def test_hand_built_model(storage, tmp_path):
     xf = _hand_model()
-    path = tmp_path / f"hand_{fmt}.x"
-    write_xfile(xf, path, fmt=fmt)
+    path = tmp_path / f"hand_{storage}.x"
+    write_xfile(xf, path, storage=storage)
     back = read_xfile(path)
     mesh = back.frames[0].meshes[0]
     # The skin header was missing: the writer computed it (3 bones? no: 2 blocks;
     # vertices 1 and 4 carry 2 weights; both faces touch both bones).
     assert mesh.skin_header == (2, 2, 2)
     xf.frames[0].meshes[0].skin_header = (2, 2, 2)
-    if fmt.startswith("text"):
+    if storage.startswith("text"):
         # Names that cannot be text names are spelled consistently.
         assert mesh.name == "Body_Mesh"
         assert back.frames[0].children[0].name == "Bone_1"

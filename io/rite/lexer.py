@@ -55,8 +55,6 @@ MAX_FRAMES = 1_000_000
 #: millions of tiny records would take minutes and gigabytes).
 MAX_JOINTS = 100_000
 MAX_TRACKS = 100_000
-#: Warnings kept per file; after that one line says the rest are not listed.
-MAX_WARNINGS = 1000
 #: Shortest quaternion (Euclidean length) accepted for joint orientations,
 #: joint rotations and key rotations; all-zero ones cannot be normalised.
 MIN_QUATERNION_LENGTH = 1e-12
@@ -66,26 +64,17 @@ _MAX_INT_DIGITS = len(str(INT_LIMIT))
 
 
 class Sink:
-    """Collects warning strings into a list (or an ``errors.Warnings``)."""
+    """One file's warnings, each prefixed with the file name and line, into
+    the warnings channel (``target``: a list, normally an
+    :class:`..errors.Warnings`, which caps them; None: not collected)."""
 
     def __init__(self, target, where: str):
         self.target = target
         self.where = where
-        self.count = 0
 
     def warn(self, line: int | None, message: str) -> None:
-        if self.target is None:
-            return
-        self.count += 1
-        if self.count > MAX_WARNINGS:
-            return
-        if self.count == MAX_WARNINGS:
-            line, message = None, f"more than {MAX_WARNINGS - 1} warnings: the rest are not listed"
-        text = f"{self.where}:{line}: {message}" if line is not None else f"{self.where}: {message}"
-        if hasattr(self.target, "append"):
-            self.target.append(text)
-        else:
-            self.target.add(text)
+        if self.target is not None:
+            self.target.append(f"{self.where}:{line}: {message}" if line is not None else f"{self.where}: {message}")
 
 
 def where_name(path) -> str:

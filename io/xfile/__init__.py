@@ -7,10 +7,10 @@ Blender's conventions is the importer's job.
 """
 from .model import XAnimation, XAnimationKey, XAnimationSet, XFile, XFrame, XMaterial, XMesh, XSkinWeights
 from .reader import read_xfile, read_xfile_bytes
-from .writer import FORMATS, write_xfile, write_xfile_bytes
+from .writer import STORAGE, write_xfile, write_xfile_bytes
 
 __all__ = [
-    "read_xfile", "read_xfile_bytes", "write_xfile", "write_xfile_bytes", "FORMATS",
+    "read_xfile", "read_xfile_bytes", "write_xfile", "write_xfile_bytes", "STORAGE",
     "XFile", "XFrame", "XMesh", "XMaterial", "XSkinWeights", "XAnimationSet",
     "XAnimation", "XAnimationKey",
 ]

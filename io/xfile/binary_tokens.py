@@ -129,8 +129,8 @@ class BinaryTokens(TokenStream):
                     # one numpy call per tiny list would dominate the read time.
                     small = None
                     if count <= _SMALL:
-                        fmt = ("d" if size == 8 else "f") if is_float else "I"
-                        small = struct.unpack_from(f"<{count}{fmt}", data, q)
+                        code = ("d" if size == 8 else "f") if is_float else "I"
+                        small = struct.unpack_from(f"<{count}{code}", data, q)
                     values.append((q, count, is_float, small, None))
                 else:
                     p = q

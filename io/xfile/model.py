@@ -95,7 +95,7 @@ class XAnimationSet:
 @dataclass(eq=False)
 class XFile:
     version: str = "0303"
-    fmt: str = "txt"
+    storage: str = "txt"               # header code: txt, bin, tzip, bzip
     float_size: int = 32
     frames: list[XFrame] = field(default_factory=list)
     meshes: list[XMesh] = field(default_factory=list)

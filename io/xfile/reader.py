@@ -22,8 +22,8 @@ def parse_header(data: bytes, path=None) -> tuple[str, str, int]:
             raise FormatError("not a DirectX .X file (no 'xof ' signature)", path=path, offset=0)
         raise FormatError(f"unsupported .X header {data[:16]!r}", path=path, offset=0)
     version = m.group(1).decode("ascii")
-    fmt = m.group(2).decode("ascii").strip()
-    return version, fmt, int(m.group(3))
+    storage = m.group(2).decode("ascii").strip()
+    return version, storage, int(m.group(3))
 
 
 def read_xfile_bytes(data: bytes, path: str | os.PathLike | None = None) -> XFile:
@@ -51,24 +51,24 @@ def read_xfile(path: str | os.PathLike) -> XFile:
 
 
 def _read(data: bytes, path) -> XFile:
-    version, fmt, float_size = parse_header(data, path)
+    version, storage, float_size = parse_header(data, path)
     warnings: list[str] = []
     if version not in ("0302", "0303"):
         warnings.append(f"unusual .X version {version}; read as 0303")
-    if fmt == "txt":
+    if storage == "txt":
         tokens = TextTokens(data, 16, path)
-    elif fmt == "bin":
+    elif storage == "bin":
         tokens = BinaryTokens(data, 16, float_size, path, base_offset=16)
     else:
         body = mszip.decompress(data, path)
-        if fmt == "tzip":
+        if storage == "tzip":
             tokens = TextTokens(body, 0, path, " (line of the decompressed text)")
         else:
             tokens = BinaryTokens(body, 0, float_size, path, base_offset=0,
                                   where_note=" (offset in the decompressed data)")
-    xfile = XFile(version=version, fmt=fmt, float_size=float_size, warnings=warnings)
+    xfile = XFile(version=version, storage=storage, float_size=float_size, warnings=warnings)
     try:
-        return Parser(tokens, xfile, is_text=fmt in ("txt", "tzip")).parse()
+        return Parser(tokens, xfile, is_text=storage in ("txt", "tzip")).parse()
     except FormatError:
         raise
     except RecursionError:

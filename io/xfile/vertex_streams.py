@@ -113,8 +113,8 @@ def decode_fvf(fvf: int, data: bytes, n_vertices: int, warnings: list[str],
     if fvf & 0x80:
         layout.append(("COLOR1", 4))
     for t in range((fvf >> 8) & 0xF):
-        fmt = (fvf >> (16 + 2 * t)) & 3
-        layout.append((f"TEXCOORD{t}", {0: 1, 1: 2, 2: 3, 3: 0}[fmt]))
+        size_code = (fvf >> (16 + 2 * t)) & 3
+        layout.append((f"TEXCOORD{t}", {0: 1, 1: 2, 2: 3, 3: 0}[size_code]))
     stride = sum(TYPE_SIZES[t] for _n, t in layout)
     if n_vertices == 0 or stride == 0:
         return {}

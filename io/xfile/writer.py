@@ -14,25 +14,25 @@ from .model import XAnimationSet, XFile, XFrame, XMaterial, XMesh
 from .text_emit import TextEmitter, text_name
 from .vertex_streams import encode_decl
 
-#: write_xfile ``fmt`` values -> header format code (the codes are accepted too)
-FORMATS = {"text": "txt", "binary": "bin", "text_compressed": "tzip",
+#: storage kinds (write_xfile's ``storage``) -> header code (the codes are accepted too)
+STORAGE = {"text": "txt", "binary": "bin", "text_compressed": "tzip",
            "binary_compressed": "bzip", "txt": "txt", "bin": "bin", "tzip": "tzip",
            "bzip": "bzip"}
 
 
-def write_xfile(xf: XFile, path: str | os.PathLike, fmt: str = "text",
+def write_xfile(xf: XFile, path: str | os.PathLike, storage: str = "text",
                 float_size: int = 32) -> None:
     """Write ``xf`` to ``path``: serialised in memory, then written to a
     temporary file beside the target and renamed over it, so a failure
     (FormatError) leaves an existing file untouched."""
-    data = write_xfile_bytes(xf, fmt=fmt, float_size=float_size, path=path)
+    data = write_xfile_bytes(xf, storage=storage, float_size=float_size, path=path)
     write_atomic(path, (data,))
 
 
-def write_xfile_bytes(xf: XFile, fmt: str = "text", float_size: int = 32, path=None) -> bytes:
-    code = FORMATS.get(fmt)
+def write_xfile_bytes(xf: XFile, storage: str = "text", float_size: int = 32, path=None) -> bytes:
+    code = STORAGE.get(storage)
     if code is None:
-        raise ValueError(f"fmt must be one of {sorted(FORMATS)}, not {fmt!r}")
+        raise ValueError(f"storage must be one of {sorted(STORAGE)}, not {storage!r}")
     if float_size not in (32, 64):
         raise ValueError(f"float_size must be 32 or 64, not {float_size!r}")
     version = xf.version if xf.version in ("0302", "0303") else "0303"

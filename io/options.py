@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A format's own options, as specs (``io/<format>/options.py`` lists them).
+
+One :class:`Option` is all the extension needs to offer an option
+everywhere: the operators draw it as a property (``operators/ops.py``), the
+command line (``import``, ``verify``, ``export``) and ``convert`` as a flag
+(:func:`add_flags`, :func:`given`), and every call through the registry
+checks the names and values it gets (:func:`check`). Nothing else is
+written by hand for an option: a spec added to a format's ``options.py``
+appears in the operator, the command line and ``convert``.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass
+
+from .errors import FormatError
+
+_FLAG = re.compile(r"--[a-z0-9]+(-[a-z0-9]+)*\Z")
+
+
+class OptionError(FormatError):
+    """An option a format does not have, or a value it does not take."""
+
+    def _format(self) -> str:
+        return super()._format() if self.path else self.message
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a format's import, animation import or export.
+
+    ``id`` is the keyword the adapter function takes (and the operator
+    property's name); the kind follows from ``items`` (an enum: (value,
+    label, description) each, e.g. a first item ("AUTO", "Automatic", ...)
+    as the default) or else from the type of ``default`` (bool, int,
+    float). ``panel`` is the operator section it is drawn in ("Transform",
+    "Armature", "Animation", "Include", "File"; another name gets a section
+    of its own). ``flags`` are its command-line flags, the first one the
+    main one (default: ``--`` and the id with dashes); ``aliases`` more
+    command-line spellings of enum values, as (spelling, value) pairs.
+    """
+
+    id: str
+    name: str
+    description: str
+    default: bool | int | float | str
+    items: tuple[tuple[str, str, str], ...] = ()
+    min: float | None = None
+    max: float | None = None
+    panel: str = ""
+    flags: tuple[str, ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self):
+        if not self.id.isidentifier():
+            raise ValueError(f"option id {self.id!r} is not an identifier")
+        if self.items and self.default not in self.values:
+            raise ValueError(f"option {self.id!r}: default {self.default!r} is not one of its items")
+        for f in self.cli_flags:
+            if not _FLAG.match(f):
+                raise ValueError(f"option {self.id!r}: flag {f!r} is not of the form --lower-case-words")
+
+    @property
+    def kind(self) -> str:
+        """"enum", "bool", "int" or "float"."""
+        if self.items:
+            return "enum"
+        if isinstance(self.default, bool):
+            return "bool"
+        return "int" if isinstance(self.default, int) else "float"
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        return tuple(i[0] for i in self.items)
+
+    @property
+    def cli_flags(self) -> tuple[str, ...]:
+        return self.flags or ("--" + self.id.replace("_", "-"),)
+
+    def value(self, v, what: str = ""):
+        """``v`` as this option's value (an enum's item, a number in range,
+        a bool); raises :class:`OptionError` naming ``what`` (default: the
+        option's name) otherwise."""
+        what = what or self.name
+        kind = self.kind
+        if kind == "enum":
+            text = str(v)
+            spelled = {val.lower(): val for val in self.values}
+            spelled.update((s.lower(), val) for s, val in self.aliases)
+            if text.lower() not in spelled:
+                raise OptionError(f"{what}: {text!r} is not one of {', '.join(self.choices)}")
+            return spelled[text.lower()]
+        if kind == "bool":
+            if not isinstance(v, (bool, int)):
+                raise OptionError(f"{what}: {v!r} is not true or false")
+            return bool(v)
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            raise OptionError(f"{what}: {v!r} is not a number") from None
+        if kind == "int":
+            if not x.is_integer():
+                raise OptionError(f"{what}: {v!r} is not a whole number")
+            x = int(x)
+        elif x != x:
+            raise OptionError(f"{what}: {v!r} is not a number")
+        if self.min is not None and x < self.min:
+            raise OptionError(f"{what} must be at least {self.min:g}, not {v}")
+        if self.max is not None and x > self.max:
+            raise OptionError(f"{what} must be at most {self.max:g}, not {v}")
+        return x
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """What the command line accepts for an enum (values, then aliases)."""
+        return self.values + tuple(s for s, _ in self.aliases)
+
+
+def check(specs, options: dict, what: str, path=None) -> dict:
+    """``options`` (keyword -> value) checked against ``specs``: each value
+    as its option takes it. An unknown keyword or a bad value raises
+    :class:`OptionError` naming ``what`` (e.g. "DirectX import") and
+    ``path``."""
+    by_id = {s.id: s for s in specs}
+    out = {}
+    for k, v in options.items():
+        spec = by_id.get(k)
+        if spec is None:
+            known = ", ".join(by_id) or "none"
+            raise OptionError(f"{what} has no option {k!r} (its options: {known})", path=path)
+        try:
+            out[k] = spec.value(v, f"{what}: {spec.name}")
+        except OptionError as err:
+            raise OptionError(err.message, path=path) from None
+    return out
+
+
+# ---------------------------------------------------------------------------
+# the command line
+
+def _dest(prefix: str, spec: Option) -> str:
+    return f"option[{prefix}]{spec.cli_flags[0]}"
+
+
+def _flag(prefix: str, flag: str) -> str:
+    return "--" + prefix + flag[2:]
+
+
+def add_flags(parser, sources, *, prefix: str = "") -> None:
+    """Command-line flags for the options of several formats (``sources``:
+    (format label, options) pairs) on an argparse ``parser``. Formats that
+    share a flag share its argument (each checks the value as its own
+    option takes it); ``prefix`` goes after the flags' ``--`` (``convert``
+    offers the input format's import options as ``--input-...``)."""
+    groups: dict[str, list[tuple[str, Option]]] = {}
+    owner: dict[str, str] = {}
+    for label, specs in sources:
+        for spec in specs:
+            main = spec.cli_flags[0]
+            groups.setdefault(main, []).append((label, spec))
+            for f in spec.cli_flags:
+                if owner.setdefault(f, main) != main:
+                    raise ValueError(f"flag {f} names two different options ({owner[f]} and {main})")
+    for main, users in groups.items():
+        switch = {spec.kind == "bool" for _, spec in users}
+        if len(switch) > 1:
+            raise ValueError(f"flag {main} is a switch for one format and takes a value for another")
+        flags = list(dict.fromkeys(_flag(prefix, f) for _, spec in users for f in spec.cli_flags))
+        text = "; ".join(f"{label}: {_help(spec)}" for label, spec in users).replace("%", "%%")
+        dest = _dest(prefix, users[0][1])
+        if switch == {True}:
+            parser.add_argument(*flags, dest=dest, action=argparse.BooleanOptionalAction, default=None, help=text)
+        else:
+            metavar = "CHOICE" if users[0][1].kind == "enum" else "N"
+            parser.add_argument(*flags, dest=dest, default=None, metavar=metavar, help=text)
+
+
+def _help(spec: Option) -> str:
+    text = spec.description.rstrip(".")
+    if spec.kind == "enum":
+        text += f" ({', '.join(spec.choices)}; default {spec.default})"
+    return text
+
+
+def given(args, specs, *, prefix: str = "") -> dict:
+    """The values of ``specs`` given on the command line (``args`` parsed
+    with :func:`add_flags` and the same ``prefix``), checked; a bad one
+    raises :class:`OptionError` naming its flag."""
+    out = {}
+    for spec in specs:
+        raw = getattr(args, _dest(prefix, spec), None)
+        if raw is not None:
+            out[spec.id] = spec.value(raw, _flag(prefix, spec.cli_flags[0]))
+    return out
+
+
+def unused(args, specs, *, prefix: str = "") -> list[str]:
+    """The flags (with ``prefix``) given on the command line that none of
+    ``specs`` has: other formats' options."""
+    mine = {_dest(prefix, s) for s in specs}
+    space = f"option[{prefix}]"
+    return [_flag(prefix, k[len(space):]) for k, v in sorted(vars(args).items())
+            if k.startswith(space) and v is not None and k not in mine]

@@ -1,0 +1,342 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""DirectX .X -> scene: the reading half of the adapter (the conventions it
+applies are in :mod:`.conventions`)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ...core import quat, rig, sampling
+from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
+from ..errors import FormatError, Warnings
+from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, rotation_from_key
+from .model import XAnimationSet, XFile, XMaterial, XMesh
+
+
+class _Reader:
+    def __init__(self, xf: XFile, axes: AxisConversion, path: str, warnings: list[str],
+                 ticks_per_second: float = 0.0):
+        self.xf = xf
+        self.ticks_per_second = ticks_per_second       # > 0: overrides the file's time base
+        self.axes = axes
+        self.path = path
+        self.warnings = warnings
+        self.frames = list(xf.all_frames())
+        self.materials: list[Material] = []
+        self._material_of: dict[int, int] = {}
+
+    def skeleton(self) -> Skeleton | None:
+        frames = self.frames
+        if not frames:
+            return None
+        index = {id(f): i for i, f in enumerate(frames)}
+        parents = np.full(len(frames), -1, dtype=np.int64)
+        for f in frames:
+            for c in f.children:
+                parents[index[id(c)]] = index[id(f)]
+        names, seen = [], set()
+        for i, f in enumerate(frames):
+            n = f.name or f"frame{i}"
+            if n in seen:
+                n = f"{n}.{i}"
+                self.warnings.append(f"duplicate frame name {f.name!r}: renamed {n!r}")
+            seen.add(n)
+            names.append(n)
+        local = self.axes.matrices(col(np.array([f.matrix for f in frames]).reshape(-1, 4, 4)))
+        J = len(frames)
+        return Skeleton(names, parents, local, np.full((J, 4, 4), np.nan), np.zeros(J, dtype=bool))
+
+    def material(self, xm: XMaterial, mesh_name: str) -> int:
+        key = id(xm)
+        if key not in self._material_of:
+            rgba = np.ones(4)
+            fc = np.asarray(xm.face_color, dtype=np.float64).reshape(-1)
+            rgba[:min(4, len(fc))] = fc[:4]
+            self._material_of[key] = len(self.materials)
+            self.materials.append(Material(xm.name or f"{mesh_name}_material", color=rgba,
+                                           specular_power=float(xm.power),
+                                           specular=np.asarray(xm.specular, dtype=np.float64)[:3].copy(),
+                                           emissive=np.asarray(xm.emissive, dtype=np.float64)[:3].copy(),
+                                           texture=xm.texture))
+        return self._material_of[key]
+
+    def mesh(self, m: XMesh, name: str, parent: int, sk: Skeleton | None, by_name: dict[str, int],
+             world: np.ndarray | None) -> Mesh:
+        axes = self.axes
+        label = f"mesh {name!r}"
+        sizes = np.asarray(m.face_sizes, dtype=np.int64)
+        idx = np.asarray(m.face_indices, dtype=np.int64)
+        starts = np.zeros(len(sizes), dtype=np.int64)
+        if len(sizes) > 1:
+            np.cumsum(sizes[:-1], out=starts[1:])
+        local = np.arange(int(sizes.sum())) - np.repeat(starts, sizes)
+        if axes.mirrors:          # a reflection turns the winding over
+            local = np.repeat(sizes, sizes) - 1 - local
+        src = np.repeat(starts, sizes) + local
+        corners = idx[src]
+        V = len(m.positions)
+        out = Mesh(name, axes.points(m.positions), sizes, corners, parent=parent)
+        out.normals = self._normals(m, src, label)
+        if m.uvs is not None and len(m.uvs) == V and len(corners):
+            uv = np.asarray(m.uvs, dtype=np.float64)[corners, :2].copy()
+            uv[:, 1] = 1.0 - uv[:, 1]
+            out.uvs = uv
+        if m.vertex_colors is not None and len(m.vertex_colors) == V:
+            vc = np.ones((V, 4))
+            c = np.asarray(m.vertex_colors, dtype=np.float64)
+            vc[:, :c.shape[1]] = c[:, :4]
+            out.colors = vc
+        if m.materials:
+            out.materials = [self.material(xm, name) for xm in m.materials]
+            if m.material_indices is not None and len(m.material_indices) == len(sizes):
+                out.face_materials = np.clip(np.asarray(m.material_indices, dtype=np.int64), 0,
+                                             len(m.materials) - 1)
+        if m.skin_weights and sk is not None:
+            out.skin = self._skin(m, name, sk, by_name, world, parent)
+        return out
+
+    def _normals(self, m: XMesh, src: np.ndarray, label: str):
+        if m.normals is None or not len(m.normals):
+            return None
+        normals = np.asarray(m.normals, dtype=np.float64)
+        if m.normal_face_indices is not None:
+            ok = (m.normal_face_sizes is not None and len(m.normal_face_sizes) == len(m.face_sizes)
+                  and np.array_equal(m.normal_face_sizes, m.face_sizes))
+            if not ok:
+                self.warnings.append(f"{label}: MeshNormals faces do not match the mesh faces; normals ignored")
+                return None
+            ni = np.asarray(m.normal_face_indices, dtype=np.int64)[src]
+        elif len(normals) == len(m.positions):
+            ni = np.asarray(m.face_indices, dtype=np.int64)[src]
+        else:
+            self.warnings.append(f"{label}: {len(normals)} normals for {len(m.positions)} vertices; "
+                                 f"normals ignored")
+            return None
+        if len(ni) and (ni.min() < 0 or ni.max() >= len(normals)):
+            self.warnings.append(f"{label}: normal index out of range; normals ignored")
+            return None
+        n = self.axes.directions(normals[ni])
+        length = np.linalg.norm(n, axis=1, keepdims=True)
+        return n / np.where(length > 0, length, 1.0)
+
+    def _skin(self, m: XMesh, name: str, sk: Skeleton, by_name: dict[str, int], world: np.ndarray,
+              parent: int) -> Skin:
+        mw = world[parent] if parent >= 0 else np.eye(4)
+        vs, js, ws, offs = [], [], [], {}
+        for sw in m.skin_weights:
+            j = by_name.get(sw.frame_name)
+            if j is None:
+                self.warnings.append(f"mesh {name!r}: SkinWeights name a missing frame {sw.frame_name!r}; "
+                                     f"its weights are ignored")
+                continue
+            off = self.axes.matrices(col(sw.matrix_offset))
+            b = mw @ np.linalg.inv(off)
+            if not sk.has_bind[j]:
+                sk.bind[j] = b
+                sk.has_bind[j] = True
+            else:
+                spread = float(np.abs(sk.bind[j] - b).max())
+                self._spread[j] = max(self._spread.get(j, 0.0), spread)
+            offs[j] = off
+            vs.append(np.asarray(sw.vertex_indices, dtype=np.int64))
+            js.append(np.full(len(sw.vertex_indices), j, dtype=np.int64))
+            ws.append(np.asarray(sw.weights, dtype=np.float64))
+
+        def cat(a, dt):
+            return np.concatenate(a) if a else np.zeros(0, dtype=dt)
+
+        joints = np.array(sorted(offs), dtype=np.int64)
+        ib = np.array([offs[j] for j in joints]).reshape(-1, 4, 4)
+        return Skin(joints, ib, cat(vs, np.int64), cat(js, np.int64), cat(ws, np.float64))
+
+    def scene(self, name: str) -> Scene:
+        sk = self.skeleton()
+        self._spread: dict[int, float] = {}
+        by_name: dict[str, int] = {}
+        world = None
+        if sk is not None:
+            for i, f in enumerate(self.frames):
+                if f.name is not None:
+                    by_name.setdefault(f.name, i)
+            world = sk.world()
+        meshes: list[Mesh] = []
+        used: set[str] = set()
+        placed = [(m, -1) for m in self.xf.meshes] + [(m, i) for i, f in enumerate(self.frames) for m in f.meshes]
+        for mi, (m, f) in enumerate(placed):
+            mname = m.name or (sk.names[f] if f >= 0 and self.frames[f].name else f"{name}_mesh{mi}")
+            if mname in used:
+                mname = f"{mname}.{mi}"
+            used.add(mname)
+            meshes.append(self.mesh(m, mname, f, sk, by_name, world))
+        clips = []
+        if sk is not None:
+            rig.resolve_binds(sk.parents, sk.order, sk.local, world, sk.bind)
+            size = _size_hint(meshes, world)
+            bad = [j for j, d in self._spread.items() if d > 1e-5 * size]
+            if bad:
+                self.warnings.append(f"{len(bad)} frame(s) have different bind poses in different meshes "
+                                     f"(first: {sk.names[bad[0]]!r}); the first mesh's is used")
+            tps = float(self.ticks_per_second or self.xf.anim_ticks_per_second or DEFAULT_TICKS_PER_SECOND)
+            clips = [self.clip(s, i, sk, by_name, tps) for i, s in enumerate(self.xf.animation_sets)]
+        return Scene(name, sk, meshes, self.materials, clips, Source(FORMAT, self.path, self.axes))
+
+    def clip(self, aset: XAnimationSet, i: int, sk: Skeleton, by_name: dict[str, int], tps: float) -> Clip:
+        name = aset.name or f"AnimationSet{i}"
+        tracks: dict[str, tuple[list, list, list]] = {"r": ([], [], []), "t": ([], [], []), "s": ([], [], [])}
+        animated = np.zeros(len(sk), dtype=bool)
+        claimed: set[int] = set()
+        missing = []
+        lo, hi = np.inf, -np.inf
+        axes = self.axes
+        for a in aset.animations:
+            j = by_name.get(a.frame_name) if a.frame_name is not None else None
+            if j is None:
+                missing.append(str(a.frame_name))
+                continue
+            if j in claimed:
+                self.warnings.append(f"{name}: several Animations target frame {a.frame_name!r}; the last wins")
+            claimed.add(j)
+            keys = {k.key_type: k for k in a.keys if len(k.times)}
+            if not keys:
+                continue
+            animated[j] = True
+            mat = keys.get(4) or keys.get(3)
+            if mat is not None:
+                if any(t in keys for t in (0, 1, 2)):
+                    self.warnings.append(f"{name}: frame {a.frame_name!r} has matrix and separate keys; "
+                                         f"the matrix keys are used")
+                m = col(np.asarray(mat.values, dtype=np.float64).reshape(-1, 4, 4))
+                t, r, s = sampling.decompose_trs(m)
+                times = np.asarray(mat.times, dtype=np.float64)
+                comps = {"r": axes.quats(r), "t": axes.translations(t), "s": axes.scales(s)}
+                for c in "rts":
+                    _put(tracks[c], j, times, comps[c])
+                lo, hi = min(lo, times.min()), max(hi, times.max())
+                continue
+            for kt, c in ((0, "r"), (2, "t"), (1, "s")):
+                k = keys.get(kt)
+                if k is None:
+                    continue
+                v = np.asarray(k.values, dtype=np.float64)
+                v = {"r": lambda x: axes.quats(rotation_from_key(x)), "t": axes.translations,
+                     "s": axes.scales}[c](v)
+                times = np.asarray(k.times, dtype=np.float64)
+                _put(tracks[c], j, times, v)
+                lo, hi = min(lo, times.min()), max(hi, times.max())
+        if missing:
+            self.warnings.append(f"{name}: {len(missing)} Animation(s) name missing frames, skipped: "
+                                 f"{', '.join(missing[:8])}")
+
+        def channels(c, width):
+            targets, times, values = tracks[c]
+            if not targets:
+                return sampling.Channels.empty(width)
+            if c == "r":
+                values = [quat.make_continuous(quat.normalize(v), axis=0) for v in values]
+            return sampling.Channels.from_tracks(targets, times, values, width)
+
+        if not np.isfinite(lo):
+            lo = hi = 0.0
+        return Clip(name, channels("r", 4), channels("t", 3), channels("s", 3), animated,
+                    start=float(lo), end=float(hi), ticks_per_second=tps, rotation_mode="slerp")
+
+
+def _put(track, j: int, times: np.ndarray, values: np.ndarray) -> None:
+    targets, ts, vs = track
+    if j in targets:  # a later Animation on the same frame replaces the earlier
+        k = targets.index(j)
+        ts[k], vs[k] = times, values
+        return
+    targets.append(j)
+    ts.append(times)
+    vs.append(values)
+
+
+def _size_hint(meshes: list[Mesh], world: np.ndarray) -> float:
+    pts = [m.positions for m in meshes if len(m.positions)]
+    if not pts:
+        pts = [world[:, :3, 3]] if len(world) else []
+    if not pts:
+        return 1.0
+    p = np.concatenate(pts)
+    return float(np.linalg.norm(p.max(0) - p.min(0))) or 1.0
+
+
+def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | None = None,
+                     warnings: list[str] | None = None, ticks_per_second: float = 0.0) -> Scene:
+    """A parsed .X file as a scene in Blender space (see the module doc).
+    ``ticks_per_second`` > 0 overrides the file's time base."""
+    warnings = warnings if warnings is not None else Warnings()
+    warnings.extend(xf.warnings)
+    name = Path(path).stem if path else "xfile"
+    if not (np.isfinite(ticks_per_second) and ticks_per_second >= 0):
+        raise ValueError(f"ticks per second must be 0 (the file's) or positive, not {ticks_per_second!r}")
+    return _Reader(xf, axes or default_axes(), str(path), warnings, float(ticks_per_second)).scene(name)
+
+
+
+def read_scene(paths, *, axes: AxisConversion | None = None, warnings: list[str] | None = None,
+               ticks_per_second: float = 0.0) -> Scene:
+    """One .X file as a scene. ``ticks_per_second`` > 0 overrides the file's
+    time base (0: AnimTicksPerSecond, or 4800 when the file has none)."""
+    from .reader import read_xfile
+
+    paths = [str(p) for p in paths]
+    if len(paths) != 1:
+        raise FormatError(f"give exactly one .x file (got {len(paths)})")
+    return scene_from_xfile(read_xfile(paths[0]), path=paths[0], axes=axes, warnings=warnings,
+                            ticks_per_second=ticks_per_second)
+
+
+
+def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = "ACTION", weight: float = 1.0,
+               warnings: list[str] | None = None, ticks_per_second: float = 0.0) -> list[Clip]:
+    """The AnimationSets of .X files as clips on another ``skeleton``,
+    matching frames to joints by name (the name-based rebinding of the
+    project's reference notes on skeletal animation, seed 002): a set's keys
+    replace the components of a joint's local transform that they key; the
+    other components keep the target's own (its default pose). Frames with
+    no joint of that name are reported."""
+    from .reader import read_xfile
+
+    warnings = warnings if warnings is not None else Warnings()
+    index = skeleton.index()
+    out = []
+    for p in paths:
+        src = scene_from_xfile(read_xfile(p), path=str(p), axes=axes, warnings=warnings,
+                               ticks_per_second=ticks_per_second)
+        if not src.clips:
+            raise FormatError("the file has no AnimationSet", path=p)
+        names = src.skeleton.names
+        for clip in src.clips:
+            moved = np.flatnonzero(clip.animated)
+            missing = [names[j] for j in moved if names[j] not in index]
+            if missing:
+                warnings.append(f"{clip.name}: {len(missing)} animated frame(s) match no bone, skipped: "
+                                f"{', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}")
+            if len(missing) == len(moved) and len(moved):
+                raise FormatError(f"{clip.name}: no animated frame matches a bone of the armature", path=p)
+            out.append(_retarget(clip, names, index, len(skeleton), layer, weight))
+    return out
+
+
+def _retarget(clip: Clip, names: list[str], index: dict[str, int], n_joints: int, layer: str,
+              weight: float) -> Clip:
+    """``clip``'s channels moved from its own joints to those of the same name."""
+    def move(ch: sampling.Channels, width: int) -> sampling.Channels:
+        keep = [t for t, j in enumerate(ch.targets.tolist()) if names[j] in index]
+        if not keep:
+            return sampling.Channels.empty(width)
+        times = [ch.times[ch.starts[t]:ch.starts[t + 1]] for t in keep]
+        values = [ch.values[ch.starts[t]:ch.starts[t + 1]] for t in keep]
+        targets = [index[names[int(ch.targets[t])]] for t in keep]
+        return sampling.Channels.from_tracks(targets, times, values, width)
+
+    animated = np.zeros(n_joints, dtype=bool)
+    for j in np.flatnonzero(clip.animated):
+        if names[j] in index:
+            animated[index[names[j]]] = True
+    return Clip(clip.name, move(clip.rotation, 4), move(clip.translation, 3), move(clip.scale, 3), animated,
+                start=clip.start, end=clip.end, ticks_per_second=clip.ticks_per_second,
+                rotation_mode=clip.rotation_mode, layer=layer, weight=float(weight))
