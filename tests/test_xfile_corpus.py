@@ -67,6 +67,27 @@ FACTS = {
         frames=48, roots=["Scene_Root"],
         sets=[("Loiter", 46, 138), ("Walk", 46, 138), ("Jog", 46, 138), ("Wave", 12, 12)],
         tps=None),
+    "real/PilzAdam__mobs/mobs_rat.x": dict(
+        storage="txt", float_size=32, meshes=[(None, 176, 44, 0)],
+        frames=2, roots=['Root'], sets=[], tps=None),
+    "real/PilzAdam__mobs/mobs_stone_monster.x": dict(
+        storage="txt", float_size=32, meshes=[(None, 192, 48, 5)],
+        frames=8, roots=['Root'], sets=[(None, 7, 21)], tps=None),
+    "real/TheGameCreators__Dark-Basic-Pro/extraanim.X": dict(
+        storage="txt", float_size=64, meshes=[('Waist', 34, 50, 0), ('R_Thigh', 39, 48, 0), ('R_Leg_lowe', 44, 56, 0), ('R_Foot', 38, 28, 0), ('L_Thigh', 39, 48, 0), ('L_Leg_lowe', 44, 56, 0), ('L_Foot', 38, 28, 0), ('Chest', 53, 58, 0), ('R_Arm_uppe', 48, 46, 0), ('R_arm_lowe', 24, 28, 0), ('R_Hand', 23, 24, 0), ('Cylinder01', 63, 52, 0), ('L_Arm_uppe', 48, 46, 0), ('L_arm_lowe', 24, 28, 0), ('L_Hand', 23, 24, 0), ('Neck', 17, 20, 0), ('Head', 69, 84, 0)],
+        frames=17, roots=['x3ds_Waist'], sets=[('x3ds_animset_0', 17, 35)], tps=None),
+    "real/blitz-research__blitz3d/pistol.x": dict(
+        storage="txt", float_size=32, meshes=[(None, 134, 223, 1), (None, 16, 16, 1), (None, 50, 48, 1)],
+        frames=5, roots=['Scene_Root'], sets=[('AnimationSet0', 2, 2)], tps=None),
+    "real/minetest__minetest_game/character.x": dict(
+        storage="txt", float_size=32, meshes=[(None, 192, 48, 7)],
+        frames=10, roots=['Root'], sets=[('ArmatureAction', 8, 24), ('Default_Action', 1, 3)], tps=None),
+    "real/walbourn__directx-sdk-legacy-samples/Dwarf.x": dict(
+        storage="bzip", float_size=32, meshes=[('Sword_newShape', 1116, 372, 0), ('backpack_newShape', 318, 106, 0), ('Body1Shape', 5946, 1982, 0), ('Armor_newShape', 4992, 1664, 0), ('Face_gear_newShape', 884, 296, 0), ('Head_newShape', 2550, 850, 0)],
+        frames=13, roots=['DXCC_ROOT'], sets=[], tps=None),
+    "real/walbourn__directx-sdk-legacy-samples/scene.x": dict(
+        storage="txt", float_size=32, meshes=[],
+        frames=214, roots=['Scene_Root'], sets=[], tps=None),
 }
 
 BROKEN = ["assimp/malformed_skinweights_oob.x", "assimp/OV_GetNextToken"]
