@@ -144,12 +144,12 @@ def test_non_finite_or_negative_weights_are_refused(bpy, tmp_path, value):
 def test_a_bug_while_building_is_reported_and_rolled_back(bpy, monkeypatch):
     """An unexpected exception inside the builder (here injected) is one
     line of report, and everything the import made is removed."""
-    builder = ext("operators.builder")
+    mesh_build = ext("operators.mesh_build")
 
     def broken(*a, **k):
         raise KeyError("injected")
 
-    monkeypatch.setattr(builder, "place_mesh", broken)
+    monkeypatch.setattr(mesh_build, "place_mesh", broken)
     out, _ = _import(bpy, "xfile", None, X / "directx-sdk" / "tiny_4anim.x")
     assert isinstance(out, str) and "internal error" in out and "tiny_4anim.x" in out
 
