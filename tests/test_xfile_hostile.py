@@ -13,7 +13,7 @@ import zlib
 import pytest
 
 from legacy_skin_io.io.errors import FormatError
-from legacy_skin_io.io.xfile import mszip, parser, read_xfile_bytes
+from legacy_skin_io.io.xfile import key_tables, limits, mszip, read_xfile_bytes
 
 TXT = b"xof 0303txt 0032\n"
 BIN = b"xof 0303bin 0032"
@@ -125,25 +125,25 @@ def test_a_single_reference_still_moves_a_top_level_frame():
 
 def test_reference_chain_of_10000_parses_quickly():
     start = time.perf_counter()
-    xf = read_xfile_bytes(_chain(parser.MAX_FRAME_DEPTH))
+    xf = read_xfile_bytes(_chain(limits.MAX_FRAME_DEPTH))
     assert time.perf_counter() - start < 2.0
-    assert [f.name for f in xf.frames] == [f"F{parser.MAX_FRAME_DEPTH - 1}"]
+    assert [f.name for f in xf.frames] == [f"F{limits.MAX_FRAME_DEPTH - 1}"]
     start = time.perf_counter()
-    assert sum(1 for _ in xf.all_frames()) == parser.MAX_FRAME_DEPTH
+    assert sum(1 for _ in xf.all_frames()) == limits.MAX_FRAME_DEPTH
     assert time.perf_counter() - start < 0.5
 
 
 def test_reference_chain_deeper_than_the_limit():
     # 10,001 levels: the frame at level 10,001 is F0, linked by "{ F0 }" on line 3.
-    _at_line(_chain(parser.MAX_FRAME_DEPTH + 1), 3, "Frame 'F0' lies 10001 levels deep")
+    _at_line(_chain(limits.MAX_FRAME_DEPTH + 1), 3, "Frame 'F0' lies 10001 levels deep")
     # 100,000 levels (the campaign's case, past the 256-level nesting limit):
     # refused at the reference that reaches level 10,001.
     _at_line(_chain(100_000), 90_002, "Frame 'F89999' lies 10001 levels deep")
 
 
 def test_too_many_frames():
-    data = TXT + b"Frame {}\n" * (parser.MAX_FRAMES + 1)
-    _at_line(data, parser.MAX_FRAMES + 2, f"more than {parser.MAX_FRAMES} frames")
+    data = TXT + b"Frame {}\n" * (limits.MAX_FRAMES + 1)
+    _at_line(data, limits.MAX_FRAMES + 2, f"more than {limits.MAX_FRAMES} frames")
 
 
 def test_reference_cycles():
@@ -153,7 +153,7 @@ def test_reference_cycles():
 
 
 def test_mesh_instances_are_bounded(monkeypatch):
-    monkeypatch.setattr(parser, "MAX_INSTANCED", 60)
+    monkeypatch.setattr(limits, "MAX_INSTANCED", 60)
     mesh = TXT + b"Mesh M {\n" + TRI + b"}\n"  # 3 vertices + 3 corners per instance
     ok = read_xfile_bytes(mesh + b"Frame A {\n" + b"{ M }\n" * 11 + b"}\n")
     assert len(list(ok.all_meshes())) == 11 and ok.meshes == []
@@ -191,7 +191,7 @@ def test_material_padding_is_bounded_by_the_object_budget(monkeypatch):
     assert len(xf.meshes[0].materials) == 20
     assert "declares 20 materials, holds 1" in xf.warnings[0]
     # ... but padding counts against MAX_OBJECTS (repeated lists cannot pad millions).
-    monkeypatch.setattr(parser, "MAX_OBJECTS", 10)
+    monkeypatch.setattr(limits, "MAX_OBJECTS", 10)
     _at_line(data, 8, "more than 10 objects")
 
 
@@ -373,7 +373,7 @@ def test_key_time_limit_is_exclusive():
     body = (b"AnimationSet {\nAnimation {\n{ A }\nAnimationKey {\n2;\n2;\n0;3;0,0,0;;,\n"
             b"2147483647;3;0,0,0;;;\n}\n}\n}\n")
     xf = read_xfile_bytes(TXT + body)
-    assert xf.animation_sets[0].animations[0].keys[0].times[-1] == parser.MAX_KEY_TIME - 1
+    assert xf.animation_sets[0].animations[0].keys[0].times[-1] == key_tables.MAX_KEY_TIME - 1
 
 
 def _decl_mesh(dwords: list[int]) -> bytes:
@@ -415,7 +415,7 @@ BIG = b"x" * 3_000_000
     (b"\n\n" + BIG + b" {\n}\n", 4),  # an identifier
 ])
 def test_megabyte_names_are_refused(body, line):
-    err = _at_line(TXT + body, line, f"(the limit is {parser.MAX_NAME_LENGTH})")
+    err = _at_line(TXT + body, line, f"(the limit is {limits.MAX_NAME_LENGTH})")
     assert len(str(err)) < 300
 
 
@@ -425,7 +425,7 @@ def test_megabyte_binary_name():
 
 
 def test_names_up_to_the_limit_are_kept():
-    name = b"n" * parser.MAX_NAME_LENGTH
+    name = b"n" * limits.MAX_NAME_LENGTH
     xf = read_xfile_bytes(TXT + b"Frame " + name + b" {}\n")
     assert xf.frames[0].name == name.decode()
 
@@ -433,8 +433,8 @@ def test_names_up_to_the_limit_are_kept():
 def test_warnings_are_capped():
     data = TXT + b"Mesh m {\n" + TRI + b"{ x }\n" * 5000 + b"}\n"
     xf = read_xfile_bytes(data)
-    assert len(xf.warnings) == parser.MAX_WARNINGS + 1
-    assert xf.warnings[-1] == f"... and {5000 - parser.MAX_WARNINGS} more warning(s)"
+    assert len(xf.warnings) == limits.MAX_WARNINGS + 1
+    assert xf.warnings[-1] == f"... and {5000 - limits.MAX_WARNINGS} more warning(s)"
 
 
 def test_ngon_meshes_stay_linear():
@@ -449,7 +449,7 @@ def test_ngon_meshes_stay_linear():
 
 
 def test_object_budget(monkeypatch):
-    monkeypatch.setattr(parser, "MAX_OBJECTS", 100)
+    monkeypatch.setattr(limits, "MAX_OBJECTS", 100)
     data = TXT + b"AnimationSet {\n" + b"Animation {\n}\n" * 100 + b"}\n"
     _at_line(data, 2 + 2 * 99 + 1, "more than 100 objects")
 
@@ -534,7 +534,7 @@ def structural_attacks():
     # 8 lists padding 32767 default materials each: past MAX_OBJECTS.
     many_mats = b"Mesh m { " + TRI + b"MeshMaterialList { 32767; 1; 32766;; } } "
     yield "material padding", TXT + many_mats * 8 + b"Filler { " + b"0 " * 100_000 + b"} "
-    yield "many objects", TXT + b"AnimationSet { " + b"Animation { } " * (parser.MAX_OBJECTS + 10) + b"}"
+    yield "many objects", TXT + b"AnimationSet { " + b"Animation { } " * (limits.MAX_OBJECTS + 10) + b"}"
     yield "ngons", TXT + b"Mesh {4;0;0;0;,1;0;0;,0;1;0;,1;1;0;;2;4;0,1,3,2;,3;0,1,2;;}" * 5000
     bomb, _head, _block = _bomb(131071)
     yield "mszip bomb", bomb
