@@ -65,10 +65,10 @@ IMPORT_SECTIONS = [
 ]
 EXPORT_SECTIONS = [
     ("extractor.scene_of", f"{PKG}.operators.extractor", "scene_of", 0),
-    ("mesh_of", f"{PKG}.operators.extractor", "mesh_of", 1),
-    ("vertex_weights", f"{PKG}.operators.extractor", "vertex_weights", 2),
-    ("clip_of", f"{PKG}.operators.extractor", "clip_of", 1),
-    ("fcurve_values", f"{PKG}.operators.extractor", "fcurve_values", 2),
+    ("mesh_of", f"{PKG}.operators.mesh_extract", "mesh_of", 1),
+    ("vertex_weights", f"{PKG}.operators.mesh_extract", "vertex_weights", 2),
+    ("clip_of", f"{PKG}.operators.anim_extract", "clip_of", 1),
+    ("fcurve_values", f"{PKG}.operators.anim_extract", "fcurve_values", 2),
     ("write_scene (io, numpy)", f"{PKG}.io.rite.adapter", "write_scene", 0),
     ("_RamBuild (scene -> RAM records)", f"{PKG}.io.rite.adapter", "_RamBuild", 1),
     ("write_ram (text)", f"{PKG}.io.rite.adapter", "write_ram", 1),

@@ -22,7 +22,7 @@ from ..io.errors import FormatError
 from ..io.formats import Format, UnknownFormat
 from ..scene import AxisConversion, SceneError
 from ..scene.validate import validate
-from . import builder, extractor
+from . import anim_extract, armature_extract, builder, extractor
 from .rollback import Rollback
 
 
@@ -126,7 +126,7 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
     if armature is None:
         raise IOFailed("no armature to animate: select the armature (import a model first)")
     try:
-        r = extractor.rig_of(armature)
+        r = armature_extract.rig_of(armature)
     except _EXPECTED as err:
         raise IOFailed(f"{armature.name}: {err}") from None
     warnings: list[str] = []
@@ -243,8 +243,8 @@ def save_animation(context, fmt: Format, path: str, *, armature, action=None,
     warnings: list[str] = []
     context.view_layer.update()
     try:
-        r = extractor.rig_of(armature)
-        clip = extractor.clip_of(action, r, _fps(context), warnings)
+        r = armature_extract.rig_of(armature)
+        clip = anim_extract.clip_of(action, r, _fps(context), warnings)
         if clip is not None:
             r.scene.clips = [clip]
             validate(r.scene, _fps(context))
