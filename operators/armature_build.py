@@ -19,7 +19,7 @@ import numpy as np
 from mathutils import Matrix
 
 from ..core import rig, sampling
-from ..scene import Scene
+from ..scene import Scene, SceneError
 from . import metadata
 
 if TYPE_CHECKING:
@@ -190,6 +190,14 @@ def build_armature(context, built: Built, name: str, options: Options, size: flo
         if w != got:
             built.warnings.append(f"joint name {w!r} is a duplicate or too long: bone named {got!r}")
     rest = np.array([np.array(arm.bones[n].matrix_local, dtype=np.float64) for n in names]).reshape(-1, 4, 4)
+    # Blender's float32 bones degenerate at extreme sizes (a joint 1e20 away):
+    # their rest must be a rotation, or nothing built on it is right
+    lost = np.flatnonzero(~(np.abs(np.linalg.det(rest[:, :3, :3]) - 1.0) < 1e-3))
+    if len(lost):
+        i = int(lost[0])
+        raise SceneError(f"joint {wanted[i]!r}: Blender cannot hold its bone (head at "
+                         f"{tuple(float(f'{x:.6g}') for x in target[i, :3, 3])}, length {lengths[i]:.6g}): "
+                         f"the file's coordinates are too large")
     for n in names:
         obj.pose.bones[n].rotation_mode = "QUATERNION"
     built.armature = obj

@@ -21,10 +21,10 @@ MESH = (b"Mesh m { 3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;; MeshMaterialList { 1;
         b"Material mat { 1;1;1;1;; 0; 0;0;0;; 0;0;0;; TextureFilename { \"%s\"; } } } }")
 
 
-def _import(bpy, op: str, data: bytes | None, path: Path, seconds: float = 30.0):
+def _import(bpy, op: str, data: bytes | None, path: Path, seconds: float = 30.0, bug: bool = False):
     """Run the import operator on ``data`` written to ``path``: (result or
     the error message, elapsed seconds). On failure, the scene must be
-    untouched."""
+    untouched, and the message says "internal error" only for a ``bug``."""
     if data is not None:
         path.write_bytes(data)
     before = snapshot(bpy)
@@ -37,6 +37,7 @@ def _import(bpy, op: str, data: bytes | None, path: Path, seconds: float = 30.0)
         assert snapshot(bpy) == before, f"{path.name}: the failed import left something behind"
         assert "Traceback" not in out
         assert len(out.strip().splitlines()) <= 2, out      # "Error: <one line>"
+        assert ("internal error" in out) == bug, out
     else:
         for o in bpy.data.objects:        # the importer does not call Mesh.validate: nothing may need it
             if o.type == "MESH":
@@ -141,17 +142,100 @@ def test_non_finite_or_negative_weights_are_refused(bpy, tmp_path, value):
     assert isinstance(out, str) and f"w.ram:{k + 2}" in out
 
 
-def test_a_bug_while_building_is_reported_and_rolled_back(bpy, monkeypatch):
-    """An unexpected exception inside the builder (here injected) is one
-    line of report, and everything the import made is removed."""
-    mesh_build = ext("operators.mesh_build")
-
+def _inject(monkeypatch, module: str, function: str, error: Exception) -> None:
+    """Make ``function`` of the installed extension's ``module`` raise
+    ``error``, as a bug in it would."""
     def broken(*a, **k):
-        raise KeyError("injected")
+        raise error
 
-    monkeypatch.setattr(mesh_build, "place_mesh", broken)
-    out, _ = _import(bpy, "xfile", None, X / "directx-sdk" / "tiny_4anim.x")
-    assert isinstance(out, str) and "internal error" in out and "tiny_4anim.x" in out
+    monkeypatch.setattr(ext(module), function, broken)
+
+
+def _internal_error(message: str, stderr: str, function: str, path_name: str) -> None:
+    """The user's line names the file and says "internal error" (not a
+    file problem); the traceback, down to the failing function, is on stderr."""
+    assert "internal error" in message and path_name in message, message
+    assert "Traceback" not in message and len(message.strip().splitlines()) <= 2, message
+    assert "Traceback (most recent call last)" in stderr and f"in {function}" in stderr, stderr
+
+
+@pytest.mark.parametrize("module, function, error", [
+    ("operators.mesh_build", "place_mesh", ValueError("operands could not be broadcast together")),
+    ("operators.armature_build", "rest_matrices", TypeError("unsupported operand type(s)")),
+    ("operators.anim_build", "build_action", KeyError("injected")),
+    ("operators.pipeline", "validate", ValueError("a numpy-style bug")),
+])
+def test_a_bug_while_importing_is_an_internal_error(bpy, monkeypatch, capsys, module, function, error):
+    """An unexpected exception in the import (injected here; a ValueError
+    or TypeError from numpy is a bug, not a bad file) is reported as an
+    internal error with its traceback in the console, and everything the
+    import made is removed."""
+    capsys.readouterr()
+    _inject(monkeypatch, module, function, error)
+    out, _ = _import(bpy, "xfile", None, X / "directx-sdk" / "tiny_4anim.x", bug=True)
+    assert isinstance(out, str)
+    _internal_error(out, capsys.readouterr().err, "broken", "tiny_4anim.x")
+
+
+def test_a_bad_file_is_not_an_internal_error(bpy, tmp_path, capsys):
+    """A file problem stays one line naming the file and its position, with
+    no traceback in the console."""
+    capsys.readouterr()
+    out, _ = _import(bpy, "xfile", TXT + b"Frame f { FrameTransformMatrix { 1; 2; } }", tmp_path / "bad.x")
+    assert isinstance(out, str) and "bad.x:2" in out and "internal error" not in out, out
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_singular_skin_offset_is_a_file_problem(bpy, tmp_path):
+    """A SkinWeights matrixOffset that cannot be inverted (found by the
+    fuzzer: it was reported as numpy's "Singular matrix") is a file
+    problem, named as one."""
+    zero = b"0,0,0,0, 0,0,0,0, 0,0,0,0, 0,0,0,0;;"
+    data = (TXT + b"Frame root { FrameTransformMatrix { 1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1;; }\n"
+            b"Mesh m { 3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;;\n"
+            b'SkinWeights { "root"; 3; 0,1,2; 1.0,1.0,1.0; ' + zero + b" } } }\n")
+    out, _ = _import(bpy, "xfile", data, tmp_path / "skin.x")
+    assert isinstance(out, str) and "skin.x" in out and "matrixOffset is singular" in out, out
+
+
+def test_a_bone_blender_cannot_hold_is_a_file_problem(bpy, tmp_path):
+    """A joint 1e20 away makes Blender's float32 bones degenerate (found by
+    the fuzzer: numpy's "Singular matrix" on the rest pose): one line that
+    says so, the scene untouched."""
+    text = (DATA / "rite" / "contract_example.ram").read_text()
+    assert "translation 0 0.25 0" in text
+    (tmp_path / "far.ram").write_text(text.replace("translation 0 0.25 0", "translation 1e20 0.25 0", 1))
+    out, _ = _import(bpy, "rite", None, tmp_path / "far.ram")
+    assert isinstance(out, str) and "far.ram" in out and "Blender cannot hold its bone" in out, out
+
+
+def test_a_bug_while_importing_an_animation_is_an_internal_error(bpy, monkeypatch, capsys):
+    """The same for an animation imported onto an armature: the armature's
+    actions and NLA tracks are as they were."""
+    rite = DATA / "rite"
+    assert bpy.ops.import_scene.rite(filepath=str(rite / "contract_example.ram")) == {"FINISHED"}
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    before = snapshot(bpy)
+    tracks = [t.name for t in arm.animation_data.nla_tracks] if arm.animation_data else []
+    capsys.readouterr()
+    _inject(monkeypatch, "operators.anim_build", "place_layers", IndexError("index 3 is out of bounds"))
+    with pytest.raises(RuntimeError) as err:
+        bpy.ops.import_anim.rite(filepath=str(rite / "contract_example.raa"), mode="MERGEABLE")
+    _internal_error(str(err.value), capsys.readouterr().err, "broken", "contract_example.raa")
+    assert snapshot(bpy) == before
+    assert ([t.name for t in arm.animation_data.nla_tracks] if arm.animation_data else []) == tracks
+
+
+def test_a_bug_while_exporting_is_an_internal_error(bpy, monkeypatch, capsys, tmp_path):
+    """An export that hits a bug says so, and writes nothing."""
+    assert bpy.ops.import_scene.rite(filepath=str(DATA / "rite" / "contract_example.ram")) == {"FINISHED"}
+    capsys.readouterr()
+    _inject(monkeypatch, "operators.mesh_extract", "vertex_weights", ValueError("setting an array element"))
+    target = tmp_path / "out.x"
+    with pytest.raises(RuntimeError) as err:
+        bpy.ops.export_scene.xfile(filepath=str(target))
+    _internal_error(str(err.value), capsys.readouterr().err, "broken", "out.x")
+    assert list(tmp_path.iterdir()) == []
 
 
 # ---------------------------------------------------------------------------
