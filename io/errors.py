@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The one error type every reader raises, and the warning list they fill."""
+"""The one error type every reader and writer raises."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -29,19 +28,3 @@ class FormatError(ValueError):
         if self.offset is not None:
             where += f" (byte offset {self.offset})"
         return f"{where}: {self.message}"
-
-
-@dataclass
-class Warnings:
-    """Non-fatal findings collected while reading or writing."""
-
-    items: list[str] = field(default_factory=list)
-
-    def add(self, message: str) -> None:
-        self.items.append(message)
-
-    def __iter__(self):
-        return iter(self.items)
-
-    def __len__(self) -> int:
-        return len(self.items)

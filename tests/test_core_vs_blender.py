@@ -14,6 +14,7 @@ import importlib
 
 import numpy as np
 import pytest
+from dual_quaternion import dual_quaternion
 
 from legacy_skin_io.core import normals as core_normals
 from legacy_skin_io.core import quat, sampling, skeleton, skinning
@@ -232,7 +233,7 @@ def _check_rig(bpy, seed, preserve_volume, uniform_scale=False, nonuniform_every
         assert np.abs(world - blender_pose).max() < 1e-5 * max(1.0, np.abs(blender_pose).max())
         skin = skeleton.skin_matrices(world, rest)
         if preserve_volume:
-            pos = skinning.dual_quaternion(rest_pos, skin, rest, infl, policy="blender")
+            pos = dual_quaternion(rest_pos, skin, rest, infl, policy="blender")
         else:
             pos, _ = skinning.linear_blend(rest_pos, skin, infl, policy="blender")
         got_pos, got_nrm = _evaluated(bpy, mo)

@@ -66,7 +66,7 @@ _MAX_INT_DIGITS = len(str(INT_LIMIT))
 
 
 class Sink:
-    """Collects warning strings into a list (or an ``errors.Warnings``)."""
+    """Collects warning strings into a list, at most MAX_WARNINGS of them."""
 
     def __init__(self, target, where: str):
         self.target = target
@@ -82,10 +82,7 @@ class Sink:
         if self.count == MAX_WARNINGS:
             line, message = None, f"more than {MAX_WARNINGS - 1} warnings: the rest are not listed"
         text = f"{self.where}:{line}: {message}" if line is not None else f"{self.where}: {message}"
-        if hasattr(self.target, "append"):
-            self.target.append(text)
-        else:
-            self.target.add(text)
+        self.target.append(text)
 
 
 def where_name(path) -> str:
