@@ -7,11 +7,12 @@ import subprocess
 import sys
 import textwrap
 
+import blender_normals
 import numpy as np
 import pytest
 from dual_quaternion import dual_quaternion
 
-from legacy_skin_io.core import blend, normals, quat, sampling, skeleton, skinning
+from legacy_skin_io.core import blend, quat, sampling, skeleton, skinning
 from legacy_skin_io.io.rite import runtime
 
 # --- literal ports of seed 000 (C#), one value at a time ----------------------
@@ -105,6 +106,26 @@ def test_quaternion_product_and_matrices_match_seed():
     assert np.allclose(m4[:, :3, 3], v) and np.allclose(m4[:, 3], [0, 0, 0, 1])
 
 
+def rite_world_quat(skel: skeleton.Skeleton, orientation, translation, rotation):
+    """The RiTE skeletal animation system document's (seed 000)
+    ``updateAbsolutes`` literally, with quaternions: (absolute rotations
+    (..., J, 4), absolute translations (..., J, 3)), to cross-check the
+    matrix path against the runtime's own arithmetic."""
+    local_r = quat.mul(orientation, rotation)
+    local_t = np.broadcast_to(np.asarray(translation, dtype=np.float64), local_r.shape[:-1] + (3,))
+    abs_r = np.empty_like(local_r)
+    abs_t = np.empty(local_r.shape[:-1] + (3,))
+    for d, idx in enumerate(skel.levels):
+        if d == 0:
+            abs_r[..., idx, :] = local_r[..., idx, :]
+            abs_t[..., idx, :] = local_t[..., idx, :]
+        else:
+            p = skel.parents[idx]
+            abs_r[..., idx, :] = quat.mul(abs_r[..., p, :], local_r[..., idx, :])
+            abs_t[..., idx, :] = abs_t[..., p, :] + quat.rotate(abs_r[..., p, :], local_t[..., idx, :])
+    return abs_r, abs_t
+
+
 def test_slerp_no_invert_matches_seed_including_opposite_hemispheres():
     rng = np.random.default_rng(1)
     a = quat.normalize(rng.normal(size=(400, 4)))
@@ -159,7 +180,7 @@ def test_world_transforms_match_seed_update_absolutes_for_many_frames():
     tr = rng.normal(size=(J, 3))
     rot = quat.normalize(rng.normal(size=(F, J, 4)))
     world = sk.world(runtime.rite_local(ori, tr, rot))
-    abs_r, abs_t = runtime.rite_world_quat(sk, ori, tr, rot)
+    abs_r, abs_t = rite_world_quat(sk, ori, tr, rot)
     assert np.allclose(world[..., :3, :3], quat.to_mat3(abs_r), atol=1e-12)
     assert np.allclose(world[..., :3, 3], abs_t, atol=1e-12)
     # literal recursion for one frame
@@ -471,13 +492,13 @@ def test_vertex_normals_of_a_cube_and_ngon():
     faces = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]]
     sizes = np.array([4] * 6)
     corners = np.array(sum(faces, []))
-    fn = normals.face_normals(pos, sizes, corners)
+    fn = blender_normals.face_normals(pos, sizes, corners)
     assert np.allclose(np.abs(fn).sum(axis=1), 1.0)
-    vn = normals.vertex_normals(pos, sizes, corners)
+    vn = blender_normals.vertex_normals(pos, sizes, corners)
     centre = pos - 0.5
     assert np.allclose(vn, centre / np.linalg.norm(centre, axis=1, keepdims=True))
     hexagon = np.array([[np.cos(a), np.sin(a), 0.0] for a in np.linspace(0, 2 * np.pi, 7)[:-1]])
-    assert np.allclose(normals.face_normals(hexagon, [6], np.arange(6)), [[0, 0, 1]])
+    assert np.allclose(blender_normals.face_normals(hexagon, [6], np.arange(6)), [[0, 0, 1]])
 
 
 def test_core_and_io_import_without_bpy():
@@ -489,7 +510,7 @@ def test_core_and_io_import_without_bpy():
                     raise ImportError("bpy is blocked in this test")
         sys.meta_path.insert(0, Block())
         import legacy_skin_io.core.quat, legacy_skin_io.core.skeleton, legacy_skin_io.core.sampling
-        import legacy_skin_io.core.blend, legacy_skin_io.core.skinning, legacy_skin_io.core.normals
+        import legacy_skin_io.core.blend, legacy_skin_io.core.skinning
         import legacy_skin_io.io, legacy_skin_io.io.errors
         import pkgutil, importlib, legacy_skin_io.io as io_pkg
         for m in pkgutil.walk_packages(io_pkg.__path__, "legacy_skin_io.io."):

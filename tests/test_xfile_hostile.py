@@ -11,6 +11,7 @@ import zlib
 
 import pytest
 from work_bounds import bounded
+from xfile_compare import all_meshes
 
 from legacy_skin_io.io.errors import FormatError
 from legacy_skin_io.io.xfile import key_tables, limits, mszip, read_xfile_bytes
@@ -160,7 +161,7 @@ def test_mesh_instances_are_bounded(monkeypatch):
     monkeypatch.setattr(limits, "MAX_INSTANCED", 60)
     mesh = TXT + b"Mesh M {\n" + TRI + b"}\n"  # 3 vertices + 3 corners per instance
     ok = read_xfile_bytes(mesh + b"Frame A {\n" + b"{ M }\n" * 11 + b"}\n")
-    assert len(list(ok.all_meshes())) == 11 and ok.meshes == []
+    assert len(list(all_meshes(ok))) == 11 and ok.meshes == []
     _at_line(mesh + b"Frame A {\n" + b"{ M }\n" * 12 + b"}\n", 20, "mesh instances add more than 60")
 
 

@@ -97,7 +97,7 @@ def _parse(src: Source, name: str, warnings) -> RaaAnimation:
             if len(track_lines) == MAX_TRACKS:
                 raise src.error(line, f"track {tid}: more than the limit of {MAX_TRACKS} tracks")
             track_lines[tid] = line
-            k_line, k_off, k_nxt, nxt_toks = _next_content(src, line + 1, nxt)
+            k_line, _, k_nxt, nxt_toks = _next_content(src, line + 1, nxt)
             count = None
             start_line, start_off = line + 1, nxt
             if nxt_toks is not None and is_keyword(nxt_toks[0]) and nxt_toks[0].lower() == "keyframes":

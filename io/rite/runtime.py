@@ -10,7 +10,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core import quat, sampling
-from ...core.skeleton import Skeleton
 
 
 def rite_local(orientation, translation, rotation) -> np.ndarray:
@@ -20,27 +19,6 @@ def rite_local(orientation, translation, rotation) -> np.ndarray:
     r = quat.mul(orientation, rotation)
     t = np.broadcast_to(np.asarray(translation, dtype=np.float64), r.shape[:-1] + (3,))
     return quat.to_mat4(r, t)
-
-
-def rite_world_quat(skel: Skeleton, orientation, translation, rotation):
-    """The seed's ``updateAbsolutes`` literally, with quaternions.
-
-    Returns (absolute rotations (..., J, 4), absolute translations (..., J, 3)).
-    Used to cross-check the matrix path against the runtime's own arithmetic.
-    """
-    local_r = quat.mul(orientation, rotation)
-    local_t = np.broadcast_to(np.asarray(translation, dtype=np.float64), local_r.shape[:-1] + (3,))
-    abs_r = np.empty_like(local_r)
-    abs_t = np.empty(local_r.shape[:-1] + (3,))
-    for d, idx in enumerate(skel.levels):
-        if d == 0:
-            abs_r[..., idx, :] = local_r[..., idx, :]
-            abs_t[..., idx, :] = local_t[..., idx, :]
-        else:
-            p = skel.parents[idx]
-            abs_r[..., idx, :] = quat.mul(abs_r[..., p, :], local_r[..., idx, :])
-            abs_t[..., idx, :] = abs_t[..., p, :] + quat.rotate(abs_r[..., p, :], local_t[..., idx, :])
-    return abs_r, abs_t
 
 
 
