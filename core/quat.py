@@ -48,15 +48,6 @@ def normalize(q) -> np.ndarray:
     return out
 
 
-def rotate(q, v) -> np.ndarray:
-    """rotate(v, q) = q * (v, 0) * conj(q) for unit q (vectorised)."""
-    q, v = _f(q), _f(v)
-    u = q[..., :3]
-    w = q[..., 3:4]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
-
-
 def from_axis_angle(axis, angle) -> np.ndarray:
     axis = _f(axis)
     angle = _f(angle)
