@@ -123,14 +123,16 @@ def from_mat3(m) -> np.ndarray:
 # --- interpolation -----------------------------------------------------------
 
 def lerp_normalized(a, b, t) -> np.ndarray:
-    """The seed's ``Quaternion.lerp``: (1 - t) a + t b, normalised."""
+    """``Quaternion.lerp`` of the RiTE skeletal animation system document
+    (seed 000): (1 - t) a + t b, normalised."""
     a, b = _f(a), _f(b)
     t = _f(t)[..., None]
     return normalize(a * (1.0 - t) + b * t)
 
 
 def slerp_no_invert(a, b, t) -> np.ndarray:
-    """The seed's ``Quaternion.slerpNoInvert``, vectorised and exact.
+    """``Quaternion.slerpNoInvert`` of the RiTE skeletal animation system
+    document (seed 000), vectorised and exact.
 
     slerp when -0.95 < dot < 0.95, else normalised lerp; no hemisphere flip,
     so keys in opposite hemispheres take the long way round, as in the

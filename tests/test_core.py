@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""core/ without Blender: checked against literal ports of the seed's code."""
+"""core/ without Blender: checked against literal ports of the code of the
+RiTE skeletal animation system document (seed 000)."""
 from __future__ import annotations
 
 import math
@@ -15,7 +16,7 @@ from dual_quaternion import dual_quaternion
 from legacy_skin_io.core import blend, quat, sampling, skeleton, skinning
 from legacy_skin_io.io.rite import runtime
 
-# --- literal ports of seed 000 (C#), one value at a time ----------------------
+# --- literal ports of the RiTE document's C# code (seed 000), one value at a time ---
 
 
 def rotate(q, v) -> np.ndarray:
@@ -230,7 +231,7 @@ def test_rite_sampling_equals_seed_animator_every_frame():
     all_frames = np.arange(frames)
     got = clip.sample(all_frames)
     assert got.shape == (frames, 5, 4)
-    for ti in range(1, 5):  # multi-key tracks: the seed's code exactly
+    for ti in range(1, 5):  # multi-key tracks: the RiTE document's code exactly
         keys = list(zip(tracks_f[ti].tolist(), tracks_q[ti].tolist()))
         for f in all_frames:
             assert np.allclose(got[f, ti], seed_update_track(keys, frames, int(f)), atol=1e-12), (ti, f)
@@ -350,7 +351,7 @@ def test_linear_blend_float32_threads_and_normals():
     p32, _ = skinning.linear_blend(pos.astype(np.float32), mats, infl, threads=True)
     assert p32.dtype == np.float32
     assert np.abs(p32 - p64).max() < 1e-4 * np.abs(p64).max()
-    # rigid transforms: normals rotate with the rotation part (seed: rotations)
+    # rigid transforms: normals rotate with the rotation part (the RiTE document: rotations)
     rigid = mats.copy()
     rigid[:, :3, :3] /= np.linalg.norm(rigid[:, :3, :3], axis=1, keepdims=True)
     one = skinning.Influences.from_sparse(10, np.arange(10), np.arange(10) % 12, np.ones(10))

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The RiTE runtime's arithmetic (seed 000), with core/: a joint's local
-transform (orientation * rotation, translation in the parent's frame), the
-runtime's own world update, and the Animator's keyframe sampling.
+"""The RiTE runtime's arithmetic (the RiTE skeletal animation system
+document, seed 000), with core/: a joint's local transform (orientation *
+rotation, translation in the parent's frame) and the Animator's keyframe
+sampling.
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def rite_local(orientation, translation, rotation) -> np.ndarray:
 class RiteClip:
     """A RiTE animation: rotation tracks on integer frames, ``frame_count``.
 
-    Sampled as the RiTE runtime does (seed 000, ``Animator.updateAnimation``):
+    Sampled as the RiTE runtime does (``Animator.updateAnimation`` of the
+    RiTE document, seed 000):
     integer frames, cyclic previous/next key search, span and offset
     measured through the wrap with the frame count, ``slerpNoInvert``."""
 
@@ -52,7 +54,7 @@ class RiteClip:
     def sample(self, frames) -> np.ndarray:
         """Rotations (F, T, 4) of every track at every frame in ``frames``.
 
-        Exactly the seed's ``updateAnimation`` for one frame: the key on the
+        Exactly the RiTE document's ``updateAnimation`` for one frame: the key on the
         frame if there is one, else ``slerpNoInvert(prev, next, off/span)``
         with prev/next searched cyclically and span/off through the wrap.
         One documented difference: a track whose previous and next key are
