@@ -31,9 +31,8 @@ _POOL: ThreadPoolExecutor | None = None
 def _parallel(fn, items) -> None:
     """``fn(item)`` for every item, on the pool's threads *and* the calling
     thread, items handed out one at a time. The calling thread is already
-    running: pool threads woken from sleep start late (measured on a 2-vCPU
-    virtual machine right after a Blender evaluation: 24 ms with the work
-    left to the pool, 16 ms with the caller taking part)."""
+    running where pool threads woken from sleep start late, so it takes
+    items from the start instead of waiting for them."""
     workers = min(_pool()._max_workers, len(items))
     items_iter = iter(items)
     lock = threading.Lock()
@@ -140,7 +139,7 @@ class SkinJob:
 
     # gathered matrix rows of one chunk, per thread: L2-sized in one thread; with
     # threads, twice that (fewer numpy calls, i.e. fewer GIL hand-overs per pose,
-    # is worth more than the cache: 10 vs 12 ms a pose in the benchmark)
+    # are worth more than the cache there: bench_skinning measures both)
     _SCRATCH_BYTES = 1 << 19
     _PAIR_TABLE_BYTES = 1 << 20   # joint-pair table (float32) at most this big
 

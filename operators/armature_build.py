@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 MIN_BONE_FRACTION = 2e-3    # bone length floor, as a fraction of the model size
 MIN_BONE_LENGTH = 1e-3      # absolute floor (Blender units)
 #: Bone directions (degrees from the parent's -Y) where Blender's float32
-#: bone matrices are imprecise (measured: up to 4e-5 between 2 and 15
-#: degrees, below 1e-6 outside): [PRECISE_CONE, BAD_CONE) is avoided.
+#: bone matrices are imprecise (errors up to 4e-5 between 2 and 15 degrees,
+#: below 1e-6 outside): [PRECISE_CONE, BAD_CONE) is avoided.
 PRECISE_CONE, BAD_CONE = 2.0, 16.0
 
 

@@ -128,7 +128,7 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
         n = np.asarray(m.normals, dtype=np.float32)[src]
         per_vertex = np.zeros((V, 3), dtype=np.float32)
         per_vertex[loop_v] = n
-        if np.array_equal(per_vertex[loop_v], n):      # one normal per vertex: the 4x faster call
+        if np.array_equal(per_vertex[loop_v], n):      # one normal per vertex: the cheaper per-vertex call
             me.normals_split_custom_set_from_vertices(per_vertex)
         else:
             me.normals_split_custom_set(n)
@@ -202,7 +202,9 @@ def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
     the same float32 values, no entry for a zero), applied. Zero weights and
     groups whose name an attribute could shadow are still added with
     ``VertexGroup.add``; if Blender refuses the bulk path, everything is."""
-    bulk_from = 2000            # one add call costs ~3 us, the bulk path ~20 ms + ~2 ns per vertex and group
+    # the bulk path costs a modifier applied, about as much as this many add calls
+    # (bench_rite_blender profiles both), then little per vertex and group
+    bulk_from = 2000
     bulk_floats = 1 << 25       # temporary attributes at once (128 MB)
     sk = m.skin
     groups = {}          # joint -> (name, index): applying a modifier renews the groups' RNA
