@@ -147,9 +147,9 @@ class SkinJob:
                  normals: np.ndarray | None = None, dtype=None, threads: bool = True):
         pos = np.asarray(positions)
         self.dtype = np.dtype(dtype or (pos.dtype if pos.dtype in (np.float32, np.float64) else np.float64))
-        dt = self.dtype
-        pos = np.asarray(pos, dtype=dt).reshape(-1, 3)
-        nrm = None if normals is None else np.asarray(normals, dtype=dt).reshape(-1, 3)
+        ftype = self.dtype
+        pos = np.asarray(pos, dtype=ftype).reshape(-1, 3)
+        nrm = None if normals is None else np.asarray(normals, dtype=ftype).reshape(-1, 3)
         w, moving = influences.policy_weights(policy)
         joints = np.asarray(influences.joints)
         if joints.size and joints.min() < 0:
@@ -158,68 +158,68 @@ class SkinJob:
         # checks the largest index once
         self.joint_limit = int(joints.max()) + 1 if joints.size else 0
         V, K = joints.shape
-        w = np.asarray(w, dtype=dt)
+        w = np.asarray(w, dtype=ftype)
         # non-zero weights first (from_sparse pads at the end already): a chunk
         # carries only the slots its vertices use
-        nz = w != 0
-        if K > 1 and (~nz[:, :-1] & nz[:, 1:]).any():
-            unordered = np.nonzero((~nz[:, :-1] & nz[:, 1:]).any(axis=1))[0]
+        nonzero = w != 0
+        if K > 1 and (~nonzero[:, :-1] & nonzero[:, 1:]).any():
+            unordered = np.nonzero((~nonzero[:, :-1] & nonzero[:, 1:]).any(axis=1))[0]
             if len(unordered):
-                order = np.argsort(~nz[unordered], axis=1, kind="stable")
+                order = np.argsort(~nonzero[unordered], axis=1, kind="stable")
                 w, joints = w.copy(), joints.copy()
                 w[unordered] = np.take_along_axis(w[unordered], order, axis=1)
                 joints[unordered] = np.take_along_axis(joints[unordered], order, axis=1)
-                nz[unordered] = np.take_along_axis(nz[unordered], order, axis=1)
+                nonzero[unordered] = np.take_along_axis(nonzero[unordered], order, axis=1)
         self._rows = 3 if nrm is None else 6
         # joints per gathered item: pairs in float32 (a 32-byte item, numpy's
         # fastest take) when the pair table is small, else one joint
-        J = max(1, self.joint_limit)
-        g = 2 if (dt == np.float32 and K > 1
-                  and self._rows * J * J * 8 * dt.itemsize <= self._PAIR_TABLE_BYTES) else 1
-        Kg = -(-K // g) * g                         # whole groups; a padding slot has weight 0
-        per_vertex = self._rows * 4 * max(Kg, 1) * dt.itemsize
+        n_joints = max(1, self.joint_limit)
+        per_item = 2 if (ftype == np.float32 and K > 1
+                         and self._rows * n_joints * n_joints * 8 * ftype.itemsize <= self._PAIR_TABLE_BYTES) else 1
+        slots = -(-K // per_item) * per_item        # whole items; a padding slot has weight 0
+        per_vertex = self._rows * 4 * max(slots, 1) * ftype.itemsize
         scratch = self._SCRATCH_BYTES * (2 if threads else 1)
-        C = int(min(_CHUNK, max(256, 2 ** int(np.log2(max(1, scratch // per_vertex))))))
-        self.bounds = [(i, lo, min(V, lo + C)) for i, lo in enumerate(range(0, V, C))]
+        chunk = int(min(_CHUNK, max(256, 2 ** int(np.log2(max(1, scratch // per_vertex))))))
+        self.bounds = [(i, lo, min(V, lo + chunk)) for i, lo in enumerate(range(0, V, chunk))]
         starts = [lo for _, lo, _ in self.bounds]
         # slots used in each chunk: 1 + the last column with a non-zero weight
         chunk_used = np.zeros(len(starts), dtype=int)
         for k in range(K if V else 0):
-            chunk_used[np.logical_or.reduceat(nz[:, k], starts)] = k + 1
+            chunk_used[np.logical_or.reduceat(nonzero[:, k], starts)] = k + 1
         n_chunks = len(self.bounds)
         self._index: list[np.ndarray] = [np.empty(0)] * n_chunks
-        self._q: list[np.ndarray] = [np.empty(0)] * n_chunks
-        self._qn: list[np.ndarray] = [np.empty(0)] * n_chunks
+        self._weighted_positions: list[np.ndarray] = [np.empty(0)] * n_chunks
+        self._weighted_normals: list[np.ndarray] = [np.empty(0)] * n_chunks
 
         def prepare(item):
             i, lo, hi = item
-            k = -(-int(chunk_used[i]) // g) * g
-            wk, jk = w[lo:hi, :k], joints[lo:hi, :k].astype(np.intp)
+            k = -(-int(chunk_used[i]) // per_item) * per_item
+            chunk_w, chunk_j = w[lo:hi, :k], joints[lo:hi, :k].astype(np.intp)
             if k > K:                               # odd K in pairs: one padding slot
-                wk = np.concatenate([wk, np.zeros((hi - lo, k - K), dt)], axis=1)
-                jk = np.concatenate([jk, np.zeros((hi - lo, k - K), np.intp)], axis=1)
-            self._index[i] = jk[:, 0::2] * J + jk[:, 1::2] if g == 2 else jk
-            self._q[i] = self._weighted(pos[lo:hi], 1, wk)
+                chunk_w = np.concatenate([chunk_w, np.zeros((hi - lo, k - K), ftype)], axis=1)
+                chunk_j = np.concatenate([chunk_j, np.zeros((hi - lo, k - K), np.intp)], axis=1)
+            self._index[i] = chunk_j[:, 0::2] * n_joints + chunk_j[:, 1::2] if per_item == 2 else chunk_j
+            self._weighted_positions[i] = self._weighted(pos[lo:hi], 1, chunk_w)
             if nrm is not None:
-                self._qn[i] = self._weighted(nrm[lo:hi], 0, wk)
+                self._weighted_normals[i] = self._weighted(nrm[lo:hi], 0, chunk_w)
 
         if threads and n_chunks > 1:
             _parallel(prepare, self.bounds)
         else:
             for item in self.bounds:
                 prepare(item)
-        self._J = J
-        self._group = g
-        self._C = C
+        self._n_joints = n_joints
+        self._joints_per_item = per_item
+        self._chunk_size = chunk
         # vertices that stay where they are (blender policy, weights summing to ~0)
         self.still = np.nonzero(~moving)[0]
         self._still_pos = pos[self.still].T.copy()
         self._still_nrm = None if nrm is None else nrm[self.still].T.copy()
         self._still_at = np.searchsorted(self.still, starts + [V])
         self.threads = threads and len(self.bounds) > 1
-        self.out_t = np.empty((3, V), dtype=dt)
-        self.out_n_t = None if nrm is None else np.empty((3, V), dtype=dt)
-        self._scratch_size = self._rows * C * 4 * max(Kg, 1)
+        self.out_t = np.empty((3, V), dtype=ftype)
+        self.out_n_t = None if nrm is None else np.empty((3, V), dtype=ftype)
+        self._scratch_size = self._rows * chunk * 4 * max(slots, 1)
         self._local = threading.local()
 
     @staticmethod
@@ -243,10 +243,10 @@ class SkinJob:
         """This thread's scratch arrays (allocated on its first chunk, then reused)."""
         b = getattr(self._local, "scratch", None)
         if b is None:
-            C = self._C
+            chunk = self._chunk_size
             b = (np.empty(self._scratch_size, dtype=self.dtype),    # gathered matrix rows
-                 np.empty((2, C), dtype=self.dtype),                # normal lengths
-                 np.empty(C, dtype=bool))
+                 np.empty((2, chunk), dtype=self.dtype),            # normal lengths
+                 np.empty(chunk, dtype=bool))
             self._local.scratch = b
         return b
 
@@ -262,13 +262,13 @@ class SkinJob:
             if out_n is not None:
                 out_n[...] = 0
         else:
-            rows, s = len(table), 4 * self._group * index.shape[1]
-            g = gathered[:rows * n * s].reshape(rows, n, index.shape[1], table.shape[2])
-            np.take(table, index, axis=1, out=g, mode="wrap")
-            g = g.reshape(rows, n, s)
-            np.einsum("rvs,vs->rv", g[:3], self._q[i], out=out, optimize=False)
+            rows, width = len(table), 4 * self._joints_per_item * index.shape[1]
+            taken = gathered[:rows * n * width].reshape(rows, n, index.shape[1], table.shape[2])
+            np.take(table, index, axis=1, out=taken, mode="wrap")
+            taken = taken.reshape(rows, n, width)
+            np.einsum("rvs,vs->rv", taken[:3], self._weighted_positions[i], out=out, optimize=False)
             if out_n is not None:
-                np.einsum("rvs,vs->rv", g[3:], self._qn[i], out=out_n, optimize=False)
+                np.einsum("rvs,vs->rv", taken[3:], self._weighted_normals[i], out=out_n, optimize=False)
         a, b = self._still_at[i], self._still_at[i + 1]
         if b > a:
             idx = self.still[a:b] - lo
@@ -290,19 +290,19 @@ class SkinJob:
     def _table(self, m: np.ndarray, normal_matrices) -> np.ndarray:
         """Rows of the skinning (and normal) matrices, (rows, J, 4); in pairs
         (rows, J * J, 8): item a * J + b holds row r of joints a and b."""
-        J = self._J
-        rows = np.zeros((self._rows, J, 4), dtype=self.dtype)
-        rows[:3] = m[:J, :3, :4].transpose(1, 0, 2)
+        n_joints = self._n_joints
+        rows = np.zeros((self._rows, n_joints, 4), dtype=self.dtype)
+        rows[:3] = m[:n_joints, :3, :4].transpose(1, 0, 2)
         if self._rows == 6:
             if normal_matrices is None:
-                normal_matrices = np.swapaxes(np.linalg.inv(m[:J, :3, :3]), -1, -2)
-            rows[3:, :, :3] = np.swapaxes(np.asarray(normal_matrices, dtype=np.float64)[:J], 0, 1)
-        if self._group == 1:
+                normal_matrices = np.swapaxes(np.linalg.inv(m[:n_joints, :3, :3]), -1, -2)
+            rows[3:, :, :3] = np.swapaxes(np.asarray(normal_matrices, dtype=np.float64)[:n_joints], 0, 1)
+        if self._joints_per_item == 1:
             return rows
-        pairs = np.empty((self._rows, J, J, 8), dtype=self.dtype)
+        pairs = np.empty((self._rows, n_joints, n_joints, 8), dtype=self.dtype)
         pairs[:, :, :, :4] = rows[:, :, None]
         pairs[:, :, :, 4:] = rows[:, None]
-        return pairs.reshape(self._rows, J * J, 8)
+        return pairs.reshape(self._rows, n_joints * n_joints, 8)
 
     def run(self, matrices: np.ndarray, normal_matrices: np.ndarray | None = None):
         """Skin with (J, 4, 4) matrices; normals (if given at construction) use

@@ -197,7 +197,7 @@ def bake_clip(built: Built, clip: Clip, fps: float):
         # the extractor maps keys back to it linearly)
         _, ref = clip.baked_rotations(sampling.decompose_trs(sk.local)[1], fps)
         local_q = ref[:, built.bones]
-        mapped = quat.mul(quat.mul(rs.qa[None], local_q), quat.conj(rs.qk)[None])
+        mapped = quat.mul(quat.mul(rs.parent_bind_quat[None], local_q), quat.conj(rs.rest_to_bind_quat)[None])
         r = np.where(np.sum(r * mapped, axis=-1, keepdims=True) < 0, -r, r)
     return frames, t, r, s
 

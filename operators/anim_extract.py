@@ -155,9 +155,10 @@ def clip_of(action, r: Rig, fps: float, warnings: list[str]) -> Clip | None:
         uniform = np.ptp(scl, axis=1).max() <= 1e-6 * max(float(np.abs(scl).max()), 1e-30)
         if similar[bi] and (uniform or not turned[bi]):
             # the builder's channel map, inverted linearly (keeps quaternion signs)
-            lt = np.einsum("ij,fj->fi", np.linalg.inv(rs.Ra[bi]), loc - rs.A[bi, :3, 3]) / rs.ka[bi]
-            lr = quat.mul(quat.mul(quat.conj(rs.qa[bi]), rot), rs.qk[bi])
-            ls = scl * (rs.k[bi] / rs.ka[bi])
+            lt = np.einsum("ij,fj->fi", np.linalg.inv(rs.parent_bind_rotation[bi]),
+                           loc - rs.parent_bind_in_rest[bi, :3, 3]) / rs.parent_bind_scale[bi]
+            lr = quat.mul(quat.mul(quat.conj(rs.parent_bind_quat[bi]), rot), rs.rest_to_bind_quat[bi])
+            ls = scl * (rs.rest_to_bind_scale[bi] / rs.parent_bind_scale[bi])
         else:
             basis = sampling.compose_trs(loc, quat.normalize(rot), scl)
             world = _world_of_bone(r, bi, basis, frames, chans, fps)
@@ -216,4 +217,4 @@ def _world_of_bone(r: Rig, bi: int, basis, frames, chans, fps) -> np.ndarray:
             scl = _channel(ch.get("scale"), 3, frames, tuple(pb.scale))
             bb = sampling.compose_trs(loc, quat.normalize(_basis_rotation(pb, ch, frames)), scl)
         P = P @ rs.rel_rest[b] @ bb
-    return P @ rs.K[bi]
+    return P @ rs.rest_to_bind[bi]

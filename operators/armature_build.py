@@ -209,7 +209,7 @@ def build_armature(context, built: Built, name: str, options: Options, size: flo
         "format": scene.source.format, "path": scene.source.path, "axes": scene.source.axes.to_json(),
         "names": list(sk.names), "parents": sk.parents, "local": sk.local.reshape(-1, 16),
         "bind": sk.bind.reshape(-1, 16), "has_bind": sk.has_bind.astype(int),
-        "bones": {str(j): n for j, n in built.bone_names.items()}, "K": built.rest.K.reshape(-1, 16),
+        "bones": {str(j): n for j, n in built.bone_names.items()}, "K": built.rest.rest_to_bind.reshape(-1, 16),
         "extras": sk.extras,
         "scene_extras": scene.extras})
 

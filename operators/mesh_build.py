@@ -179,7 +179,7 @@ def place_mesh(built: Built, mi: int, obj, default_world: np.ndarray | None) -> 
         obj.matrix_parent_inverse = Matrix.Identity(4)
         tail = np.eye(4)
         tail[1, 3] = -bone.length
-        obj.matrix_basis = Matrix((tail @ built.rest.K[bi] @ np.asarray(m.matrix)).tolist())
+        obj.matrix_basis = Matrix((tail @ built.rest.rest_to_bind[bi] @ np.asarray(m.matrix)).tolist())
         return
     if m.parent in built.empties:
         obj.parent = built.empties[m.parent]

@@ -276,8 +276,8 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
                 tail = np.eye(4)
                 tail[1, 3] = bone.length
                 out.parent = j
-                out.matrix = (np.linalg.inv(skeleton_rig.rest.K[bi]) @ tail @ matrix(obj.matrix_parent_inverse)
-                              @ matrix(obj.matrix_basis))
+                out.matrix = (np.linalg.inv(skeleton_rig.rest.rest_to_bind[bi]) @ tail
+                              @ matrix(obj.matrix_parent_inverse) @ matrix(obj.matrix_basis))
         if me.shape_keys is not None and len(me.shape_keys.key_blocks) > 1:
             warnings.append(f"{obj.name}: shape keys are not exported (the basis shape is)")
         return out
