@@ -57,9 +57,9 @@ def children(parents) -> list[list[int]]:
 def resolve_binds(parents: np.ndarray, order: np.ndarray, local: np.ndarray, world: np.ndarray,
                   bind: np.ndarray) -> None:
     """Fill the bind world of joints without one (NaN rows) in place: from a
-    child's bind and the child's local transform (deepest first), then from
-    the parent's bind, else the joint's own world matrix. ``order`` lists
-    parents before children."""
+    child's bind and the child's local transform (deepest first; not through
+    a singular one), then from the parent's bind, else the joint's own world
+    matrix. ``order`` lists parents before children."""
     kids = children(parents)
 
     def missing(j):
@@ -69,7 +69,10 @@ def resolve_binds(parents: np.ndarray, order: np.ndarray, local: np.ndarray, wor
         if missing(j):
             for c in kids[j]:
                 if not missing(c):
-                    bind[j] = bind[c] @ np.linalg.inv(local[c])
+                    try:
+                        bind[j] = bind[c] @ np.linalg.inv(local[c])
+                    except np.linalg.LinAlgError:      # a singular local (validation names it): next way
+                        continue
                     break
     for j in order:
         if missing(j):

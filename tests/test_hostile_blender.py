@@ -5,6 +5,7 @@ leaves the scene exactly as it was on failure, and stays within work linear
 in the file (``work_bounds``). A larger campaign: ``python3.11 tools/run.py py tools/fuzz_campaign.py``."""
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -198,6 +199,19 @@ def test_a_singular_skin_offset_is_a_file_problem(bpy, tmp_path):
     assert isinstance(out, str) and "skin.x" in out and "matrixOffset is singular" in out, out
 
 
+def test_a_singular_frame_under_an_unskinned_one_is_a_file_problem(bpy, tmp_path):
+    """A joint without SkinWeights takes its bind pose from a skinned child
+    through the child's FrameTransformMatrix; a singular one (found by the
+    fuzzer: numpy's "Singular matrix") is a file problem, never a bug."""
+    flat = b"0,0,0,0, 0,0,0,0, 0,0,0,0, 0,0,0,1;;"
+    data = (TXT + b"Frame root { FrameTransformMatrix { 1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1;; }\n"
+            b"Frame child { FrameTransformMatrix { " + flat + b" } }\n"
+            b"Mesh m { 3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;;\n"
+            b'SkinWeights { "child"; 3; 0,1,2; 1.0,1.0,1.0; 1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1;; } } }\n')
+    out = _import(bpy, "xfile", data, tmp_path / "flat.x")
+    assert out == {"FINISHED"} or ("flat.x" in out and "singular" in out), out
+
+
 def test_a_bone_blender_cannot_hold_is_a_file_problem(bpy, tmp_path):
     """A joint 1e20 away makes Blender's float32 bones degenerate (found by
     the fuzzer: numpy's "Singular matrix" on the rest pose): one line that
@@ -301,7 +315,7 @@ def test_mutation_fuzzer_through_the_operator(bpy, tmp_path, op, source):
     finite) or a one-line error with the scene untouched."""
     data = source.read_bytes()
     ok = failed = 0
-    for k, mutant in enumerate(_mutants(hash(source.name) % 1000, data, 25)):
+    for k, mutant in enumerate(_mutants(zlib.crc32(source.name.encode()) % 1000, data, 25)):
         bpy.ops.wm.read_homefile(use_empty=True)
         out = _import(bpy, op, mutant, tmp_path / f"m{k}{source.suffix}")
         if out == {"FINISHED"}:
