@@ -89,10 +89,9 @@ def core_pose(ao, names, parents, rel, inv_bind):
     q = np.array([tuple(ao.pose.bones[n].rotation_quaternion) for n in names])
     basis = quat.to_mat4(np.concatenate((q[:, 1:], q[:, :1]), axis=1))
     world = skeleton.Skeleton(parents).world(rel @ basis)
-    # skeleton.skin_matrices(world, rest) with the inverse bind matrices computed
-    # once per rig: np.linalg.inv goes through OpenBLAS (LAPACK), whose worker
-    # thread then busy-waits for about 0.1 s, i.e. holds one of the two CPUs
-    # while SkinJob.run's threads work
+    # world @ inverse(bind), with the inverse bind matrices computed once per
+    # rig: np.linalg.inv goes through OpenBLAS (LAPACK), whose worker thread
+    # then busy-waits for a while, holding a CPU while SkinJob.run's threads work
     return world @ inv_bind
 
 

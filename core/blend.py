@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Animation stacks: mergeable animations mixed by weight, dominant ones
-overriding the joints they animate (seed 000's Animator), defined exactly the
-way Blender's NLA evaluates a stack of Replace strips with influence, so an
-import into NLA tracks can be checked frame by frame.
+overriding the joints they animate (the Animator of the RiTE skeletal
+animation system document, seed 000), defined exactly the way Blender's NLA
+evaluates a stack of Replace strips with influence, so an import into NLA
+tracks can be checked frame by frame.
 
 NLA Replace with influence ``w`` on a channel: ``value = lower + (strip - lower) * w``
 per component (quaternion components included; Blender normalises the
@@ -61,7 +62,7 @@ def evaluate_stack(base: np.ndarray, layers: list[Layer]) -> np.ndarray:
 
 def stack_from_animations(mergeable: list[tuple[np.ndarray, np.ndarray, float]],
                           dominant: list[tuple[np.ndarray, np.ndarray]]) -> list[Layer]:
-    """The seed's Animator as layers: mergeable (rotations, active, weight)
+    """The RiTE document's Animator (seed 000) as layers: mergeable (rotations, active, weight)
     first with weighted-average influences, then dominant (rotations, active)
     at influence 1."""
     infl = mergeable_influences([m[2] for m in mergeable]) if mergeable else []

@@ -11,13 +11,13 @@ import numpy as np
 IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
 
 
-def _f(a) -> np.ndarray:
+def _float64(a) -> np.ndarray:
     return np.asarray(a, dtype=np.float64)
 
 
 def mul(a, b) -> np.ndarray:
     """Hamilton product a * b (apply b first, then a)."""
-    a, b = _f(a), _f(b)
+    a, b = _float64(a), _float64(b)
     ax, ay, az, aw = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
     bx, by, bz, bw = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
     return np.stack(
@@ -32,34 +32,25 @@ def mul(a, b) -> np.ndarray:
 
 
 def conj(q) -> np.ndarray:
-    q = _f(q)
+    q = _float64(q)
     return q * np.array([-1.0, -1.0, -1.0, 1.0])
 
 
 def dot(a, b) -> np.ndarray:
-    return np.sum(_f(a) * _f(b), axis=-1)
+    return np.sum(_float64(a) * _float64(b), axis=-1)
 
 
 def normalize(q) -> np.ndarray:
     """Unit quaternion; a zero quaternion becomes the identity."""
-    q = _f(q)
+    q = _float64(q)
     n = np.sqrt(np.sum(q * q, axis=-1, keepdims=True))
     out = np.where(n > 0.0, q / np.where(n > 0.0, n, 1.0), IDENTITY)
     return out
 
 
-def rotate(q, v) -> np.ndarray:
-    """rotate(v, q) = q * (v, 0) * conj(q) for unit q (vectorised)."""
-    q, v = _f(q), _f(v)
-    u = q[..., :3]
-    w = q[..., 3:4]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
-
-
 def from_axis_angle(axis, angle) -> np.ndarray:
-    axis = _f(axis)
-    angle = _f(angle)
+    axis = _float64(axis)
+    angle = _float64(angle)
     axis = axis / np.linalg.norm(axis, axis=-1, keepdims=True)
     half = 0.5 * angle[..., None]
     return np.concatenate((axis * np.sin(half), np.cos(half)), axis=-1)
@@ -102,7 +93,7 @@ def from_mat3(m) -> np.ndarray:
     upper-left 3x3 of a 4x4 may be passed. Scale is not removed: normalise
     the columns first for scaled matrices.
     """
-    m = _f(m)[..., :3, :3]
+    m = _float64(m)[..., :3, :3]
     shape = m.shape[:-2]
     m = m.reshape(-1, 3, 3)
     q = np.empty((m.shape[0], 4))
@@ -132,24 +123,26 @@ def from_mat3(m) -> np.ndarray:
 # --- interpolation -----------------------------------------------------------
 
 def lerp_normalized(a, b, t) -> np.ndarray:
-    """The seed's ``Quaternion.lerp``: (1 - t) a + t b, normalised."""
-    a, b = _f(a), _f(b)
-    t = _f(t)[..., None]
+    """``Quaternion.lerp`` of the RiTE skeletal animation system document
+    (seed 000): (1 - t) a + t b, normalised."""
+    a, b = _float64(a), _float64(b)
+    t = _float64(t)[..., None]
     return normalize(a * (1.0 - t) + b * t)
 
 
 def slerp_no_invert(a, b, t) -> np.ndarray:
-    """The seed's ``Quaternion.slerpNoInvert``, vectorised and exact.
+    """``Quaternion.slerpNoInvert`` of the RiTE skeletal animation system
+    document (seed 000), vectorised and exact.
 
     slerp when -0.95 < dot < 0.95, else normalised lerp; no hemisphere flip,
     so keys in opposite hemispheres take the long way round, as in the
     RiTE runtime. Each branch is computed only where it applies.
     """
-    a, b = _f(a), _f(b)
+    a, b = _float64(a), _float64(b)
     shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1], np.shape(t))
     a = np.broadcast_to(a, shape + (4,))
     b = np.broadcast_to(b, shape + (4,))
-    t = np.broadcast_to(_f(t), shape)
+    t = np.broadcast_to(_float64(t), shape)
     cos = np.einsum("...i,...i->...", a, b)
     use = (cos < 0.95) & (cos > -0.95)
     out = np.empty(shape + (4,))
@@ -172,8 +165,8 @@ def slerp_no_invert(a, b, t) -> np.ndarray:
 
 def slerp_shortest(a, b, t) -> np.ndarray:
     """Shortest-path slerp (flips b into a's hemisphere), normalised result."""
-    a, b = _f(a), _f(b)
-    t = np.broadcast_to(_f(t), np.broadcast_shapes(a.shape[:-1], b.shape[:-1], np.shape(t)))
+    a, b = _float64(a), _float64(b)
+    t = np.broadcast_to(_float64(t), np.broadcast_shapes(a.shape[:-1], b.shape[:-1], np.shape(t)))
     cos = dot(a, b)
     b = np.where((cos < 0.0)[..., None], -b, b)
     cos = np.abs(cos)
@@ -190,8 +183,8 @@ def nlerp_blender(a, b, t) -> np.ndarray:
     """What Blender shows for linear quaternion F-curves: per-component lerp
     of the stored values (no hemisphere flip), normalised when the pose matrix
     is built."""
-    a, b = _f(a), _f(b)
-    t = _f(t)[..., None]
+    a, b = _float64(a), _float64(b)
+    t = _float64(t)[..., None]
     return normalize(a + (b - a) * t)
 
 
@@ -199,7 +192,7 @@ def canonical(q, tol: float = 1e-6) -> np.ndarray:
     """q or -q, chosen robustly: w > 0 where |w| > tol, else the vector
     component of largest magnitude positive (a rotation by about 180
     degrees has w near 0, where "w >= 0" would be decided by rounding)."""
-    q = _f(q)
+    q = _float64(q)
     v = q[..., :3]
     big = np.take_along_axis(v, np.argmax(np.abs(v), axis=-1)[..., None], axis=-1)[..., 0]
     key = np.where(np.abs(q[..., 3]) > tol, q[..., 3], big)

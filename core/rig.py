@@ -7,7 +7,7 @@ Spaces: column-vector 4x4 matrices, one common space (the armature's).
 A joint has a *bind* world matrix ``B_j`` (the pose its skin was bound in,
 possibly with scale) and a bone *rest* matrix ``R_j`` (rigid, what an
 armature can hold; it may also point the bone somewhere else). ``K_j =
-R_j^-1 B_j`` is what the rest does not hold. For joint world matrices ``W``
+R_j^-1 B_j`` (``RestSplit.rest_to_bind``) is what the rest does not hold. For joint world matrices ``W``
 the armature-space pose of the bone is ``P_j = W_j K_j^-1`` (so the skinning
 matrix ``P_j R_j^-1 = W_j B_j^-1`` is unchanged) and the pose basis, relative
 to the parent bone, is
@@ -15,7 +15,8 @@ to the parent bone, is
     basis_j = (R_p^-1 R_j)^-1 P_p^-1 P_j = R_j^-1 R_p K_p local_j K_j^-1.
 
 When every ``K`` is a uniform scale times a rotation without translation,
-``basis_j = A_j local_j K_j^-1`` with ``A_j = R_j^-1 R_p K_p`` a similarity:
+``basis_j = A_j local_j K_j^-1`` with ``A_j = R_j^-1 R_p K_p``
+(``RestSplit.parent_bind_in_rest``) a similarity:
 location, rotation and scale channels then map one by one, linearly
 (:meth:`RestSplit.channels`), so file keys can be keyed as they are.
 """
@@ -56,9 +57,9 @@ def children(parents) -> list[list[int]]:
 def resolve_binds(parents: np.ndarray, order: np.ndarray, local: np.ndarray, world: np.ndarray,
                   bind: np.ndarray) -> None:
     """Fill the bind world of joints without one (NaN rows) in place: from a
-    child's bind and the child's local transform (deepest first), then from
-    the parent's bind, else the joint's own world matrix. ``order`` lists
-    parents before children."""
+    child's bind and the child's local transform (deepest first; not through
+    a singular one), then from the parent's bind, else the joint's own world
+    matrix. ``order`` lists parents before children."""
     kids = children(parents)
 
     def missing(j):
@@ -68,7 +69,10 @@ def resolve_binds(parents: np.ndarray, order: np.ndarray, local: np.ndarray, wor
         if missing(j):
             for c in kids[j]:
                 if not missing(c):
-                    bind[j] = bind[c] @ np.linalg.inv(local[c])
+                    try:
+                        bind[j] = bind[c] @ np.linalg.inv(local[c])
+                    except np.linalg.LinAlgError:      # a singular local (validation names it): next way
+                        continue
                     break
     for j in order:
         if missing(j):
@@ -84,60 +88,71 @@ def uniform_scale(m: np.ndarray) -> np.ndarray:
 class RestSplit:
     """Bones' rest matrices ``rest`` (B, 4, 4, rigid), bind matrices ``bind``
     (B, 4, 4) and parents (B,) (-1 for roots, parents first): the pose basis
-    of any joint world matrices, and the channel mapping when it is exact."""
+    of any joint world matrices, and the channel mapping when it is exact.
+
+    In the terms of the module doc: ``rest_to_bind`` is ``K``,
+    ``parent_bind_in_rest`` is ``A`` (``R_j^-1 R_p K_p``, the parent's bind
+    frame seen from the bone's rest), each also split into a uniform scale
+    and a rotation (matrix and quaternion) for the channel mapping."""
 
     def __init__(self, rest: np.ndarray, bind: np.ndarray, parent: np.ndarray):
         self.rest = np.asarray(rest, dtype=np.float64)
         self.bind = np.asarray(bind, dtype=np.float64)
         self.parent = np.asarray(parent, dtype=np.int64)
-        self.K = np.linalg.inv(self.rest) @ self.bind
-        self.K_inv = np.linalg.inv(self.K)
-        has_p = (self.parent >= 0)[:, None, None]
-        pi = np.maximum(self.parent, 0)
-        rp = np.where(has_p, self.rest[pi], np.eye(4))
-        kp = np.where(has_p, self.K[pi], np.eye(4))
-        self.A = np.linalg.inv(self.rest) @ rp @ kp
-        self.rel_rest = np.linalg.inv(rp) @ self.rest
-        self.ka = uniform_scale(self.A)
-        self.Ra = self.A[:, :3, :3] / np.where(self.ka != 0, self.ka, 1.0)[:, None, None]
-        self.qa = quat.from_mat3(self.Ra)
-        self.k = uniform_scale(self.K)
-        self.qk = quat.from_mat3(self.K[:, :3, :3] / np.where(self.k > 0, self.k, 1.0)[:, None, None])
+        self.rest_to_bind = np.linalg.inv(self.rest) @ self.bind
+        self.bind_to_rest = np.linalg.inv(self.rest_to_bind)
+        has_parent = (self.parent >= 0)[:, None, None]
+        parent = np.maximum(self.parent, 0)
+        parent_rest = np.where(has_parent, self.rest[parent], np.eye(4))
+        parent_rest_to_bind = np.where(has_parent, self.rest_to_bind[parent], np.eye(4))
+        self.parent_bind_in_rest = np.linalg.inv(self.rest) @ parent_rest @ parent_rest_to_bind
+        self.rel_rest = np.linalg.inv(parent_rest) @ self.rest
+        a = self.parent_bind_in_rest
+        self.parent_bind_scale = uniform_scale(a)
+        self.parent_bind_rotation = a[:, :3, :3] / np.where(self.parent_bind_scale != 0, self.parent_bind_scale,
+                                                             1.0)[:, None, None]
+        self.parent_bind_quat = quat.from_mat3(self.parent_bind_rotation)
+        self.rest_to_bind_scale = uniform_scale(self.rest_to_bind)
+        self.rest_to_bind_quat = quat.from_mat3(self._rest_to_bind_rotation())
+
+    def _rest_to_bind_rotation(self) -> np.ndarray:
+        """(B, 3, 3): ``rest_to_bind``'s 3x3 part over its (positive) uniform scale."""
+        k = self.rest_to_bind_scale
+        return self.rest_to_bind[:, :3, :3] / np.where(k > 0, k, 1.0)[:, None, None]
 
     def __len__(self) -> int:
         return len(self.rest)
 
     def similarity_k(self, size: float) -> np.ndarray:
-        """(B,) bool: K is a positive uniform scale times a rotation, without translation."""
-        lin = self.K[:, :3, :3]
-        k = self.k
-        ok = k > 0
-        rk = lin / np.where(ok, k, 1.0)[:, None, None]
-        ok &= np.abs(np.swapaxes(rk, 1, 2) @ rk - np.eye(3)).max(axis=(1, 2)) <= 1e-4
-        ok &= np.abs(self.K[:, :3, 3]).max(axis=1) <= 1e-6 * max(size, 1e-9)
+        """(B,) bool: ``rest_to_bind`` (K) is a positive uniform scale times a
+        rotation, without translation."""
+        ok = self.rest_to_bind_scale > 0
+        rotation = self._rest_to_bind_rotation()
+        ok &= np.abs(np.swapaxes(rotation, 1, 2) @ rotation - np.eye(3)).max(axis=(1, 2)) <= 1e-4
+        ok &= np.abs(self.rest_to_bind[:, :3, 3]).max(axis=1) <= 1e-6 * max(size, 1e-9)
         return ok
 
     def turned(self) -> np.ndarray:
         """(B,) bool: K rotates (the bone does not keep the joint's axes)."""
-        rk = self.K[:, :3, :3] / np.where(self.k > 0, self.k, 1.0)[:, None, None]
-        return np.abs(rk - np.eye(3)).max(axis=(1, 2)) > 1e-4
+        return np.abs(self._rest_to_bind_rotation() - np.eye(3)).max(axis=(1, 2)) > 1e-4
 
     def pose_basis(self, world: np.ndarray) -> np.ndarray:
         """Pose basis matrices (F, B, 4, 4) for bone-joint world matrices (F, B, 4, 4)."""
-        P = np.asarray(world, dtype=np.float64) @ self.K_inv
-        has_p = (self.parent >= 0)[None, :, None, None]
-        Pp = np.where(has_p, P[:, np.maximum(self.parent, 0)], np.eye(4))
-        return np.linalg.inv(self.rel_rest) @ solve_affine(Pp, P)
+        pose = np.asarray(world, dtype=np.float64) @ self.bind_to_rest
+        has_parent = (self.parent >= 0)[None, :, None, None]
+        parent_pose = np.where(has_parent, pose[:, np.maximum(self.parent, 0)], np.eye(4))
+        return np.linalg.inv(self.rel_rest) @ solve_affine(parent_pose, pose)
 
     def channels(self, t, r, s, b: np.ndarray):
         """Basis location/rotation/scale of bones ``b`` for local joint
         channels (translation (..., 3), rotation (..., 4), scale (..., 3)):
         exact where :meth:`similarity_k` holds and scale is uniform on
         turned bones."""
-        ka, Ra, qa, k, qk = self.ka[b], self.Ra[b], self.qa[b], self.k[b], self.qk[b]
-        loc = self.A[b][..., :3, 3] + ka[..., None] * np.einsum("...ij,...j->...i", Ra, t)
-        rot = quat.mul(quat.mul(qa, r), quat.conj(qk))
-        scl = np.asarray(s, dtype=np.float64) * (ka / k)[..., None]
+        a_scale, a_rotation = self.parent_bind_scale[b], self.parent_bind_rotation[b]
+        loc = self.parent_bind_in_rest[b][..., :3, 3] + a_scale[..., None] * np.einsum("...ij,...j->...i",
+                                                                                          a_rotation, t)
+        rot = quat.mul(quat.mul(self.parent_bind_quat[b], r), quat.conj(self.rest_to_bind_quat[b]))
+        scl = np.asarray(s, dtype=np.float64) * (a_scale / self.rest_to_bind_scale[b])[..., None]
         return loc, rot, scl
 
 

@@ -104,35 +104,6 @@ class Channels:
         return sample_linear(self.times, self.values, self.starts, self.track_of_key, query, rot_mode)
 
 
-@dataclass
-class TimeClip:
-    """An .X-style clip: per-joint rotation/translation/scale channels on a
-    time axis. Joints without a channel keep their rest component."""
-
-    rotation: Channels
-    translation: Channels
-    scale: Channels
-
-    def sample_local(self, query, rest_rotation, rest_translation, rest_scale,
-                     rot_mode: str = "slerp") -> np.ndarray:
-        """Local matrices (F, J, 4, 4) = T @ R @ S at every query time.
-
-        ``rest_*`` (J, 4)/(J, 3)/(J, 3) give the components of joints or
-        channels that have no keys."""
-        q = np.asarray(query, dtype=np.float64).reshape(-1)
-        F = len(q)
-        r = np.broadcast_to(np.asarray(rest_rotation, dtype=np.float64), (F,) + np.shape(rest_rotation)).copy()
-        t = np.broadcast_to(np.asarray(rest_translation, dtype=np.float64), (F,) + np.shape(rest_translation)).copy()
-        s = np.broadcast_to(np.asarray(rest_scale, dtype=np.float64), (F,) + np.shape(rest_scale)).copy()
-        if len(self.rotation.targets):
-            r[:, self.rotation.targets] = self.rotation.sample(q, rot_mode)
-        if len(self.translation.targets):
-            t[:, self.translation.targets] = self.translation.sample(q)
-        if len(self.scale.targets):
-            s[:, self.scale.targets] = self.scale.sample(q)
-        return compose_trs(t, r, s)
-
-
 def compose_trs(t, r, s) -> np.ndarray:
     """T @ R @ S for column vectors: (..., 3), (..., 4), (..., 3) -> (..., 4, 4)."""
     m = quat.to_mat4(r, t)

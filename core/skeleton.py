@@ -85,10 +85,3 @@ class Skeleton:
             else:
                 out[..., idx, :, :] = out[..., self.parents[idx], :, :] @ local[..., idx, :, :]
         return out
-
-
-def skin_matrices(world: np.ndarray, bind_world: np.ndarray) -> np.ndarray:
-    """Per-joint skinning matrices ``world @ inverse(bind_world)``.
-
-    ``bind_world`` (J, 4, 4) may contain scale (general inverse used)."""
-    return world @ np.linalg.inv(bind_world)

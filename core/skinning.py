@@ -13,7 +13,6 @@ every influence once; a pose then gathers rows of the skinning matrices and
 takes one dot product per vertex and row. It runs in float32 or float64 (the
 dtype of the inputs) on chunks of vertices spread over threads (numpy
 releases the GIL).
-Dual-quaternion skinning follows Blender's "Preserve Volume" code path.
 """
 from __future__ import annotations
 
@@ -24,8 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import quat
-
 BLENDER_MIN_CONTRIB = 1e-4
 _CHUNK = 16384          # most vertices per chunk of work
 _POOL: ThreadPoolExecutor | None = None
@@ -34,9 +31,8 @@ _POOL: ThreadPoolExecutor | None = None
 def _parallel(fn, items) -> None:
     """``fn(item)`` for every item, on the pool's threads *and* the calling
     thread, items handed out one at a time. The calling thread is already
-    running: pool threads woken from sleep start late (measured on a 2-vCPU
-    virtual machine right after a Blender evaluation: 24 ms with the work
-    left to the pool, 16 ms with the caller taking part)."""
+    running where pool threads woken from sleep start late, so it takes
+    items from the start instead of waiting for them."""
     workers = min(_pool()._max_workers, len(items))
     items_iter = iter(items)
     lock = threading.Lock()
@@ -143,7 +139,7 @@ class SkinJob:
 
     # gathered matrix rows of one chunk, per thread: L2-sized in one thread; with
     # threads, twice that (fewer numpy calls, i.e. fewer GIL hand-overs per pose,
-    # is worth more than the cache: 10 vs 12 ms a pose in the benchmark)
+    # are worth more than the cache there: bench_skinning measures both)
     _SCRATCH_BYTES = 1 << 19
     _PAIR_TABLE_BYTES = 1 << 20   # joint-pair table (float32) at most this big
 
@@ -151,9 +147,9 @@ class SkinJob:
                  normals: np.ndarray | None = None, dtype=None, threads: bool = True):
         pos = np.asarray(positions)
         self.dtype = np.dtype(dtype or (pos.dtype if pos.dtype in (np.float32, np.float64) else np.float64))
-        dt = self.dtype
-        pos = np.asarray(pos, dtype=dt).reshape(-1, 3)
-        nrm = None if normals is None else np.asarray(normals, dtype=dt).reshape(-1, 3)
+        ftype = self.dtype
+        pos = np.asarray(pos, dtype=ftype).reshape(-1, 3)
+        nrm = None if normals is None else np.asarray(normals, dtype=ftype).reshape(-1, 3)
         w, moving = influences.policy_weights(policy)
         joints = np.asarray(influences.joints)
         if joints.size and joints.min() < 0:
@@ -162,68 +158,68 @@ class SkinJob:
         # checks the largest index once
         self.joint_limit = int(joints.max()) + 1 if joints.size else 0
         V, K = joints.shape
-        w = np.asarray(w, dtype=dt)
+        w = np.asarray(w, dtype=ftype)
         # non-zero weights first (from_sparse pads at the end already): a chunk
         # carries only the slots its vertices use
-        nz = w != 0
-        if K > 1 and (~nz[:, :-1] & nz[:, 1:]).any():
-            unordered = np.nonzero((~nz[:, :-1] & nz[:, 1:]).any(axis=1))[0]
+        nonzero = w != 0
+        if K > 1 and (~nonzero[:, :-1] & nonzero[:, 1:]).any():
+            unordered = np.nonzero((~nonzero[:, :-1] & nonzero[:, 1:]).any(axis=1))[0]
             if len(unordered):
-                order = np.argsort(~nz[unordered], axis=1, kind="stable")
+                order = np.argsort(~nonzero[unordered], axis=1, kind="stable")
                 w, joints = w.copy(), joints.copy()
                 w[unordered] = np.take_along_axis(w[unordered], order, axis=1)
                 joints[unordered] = np.take_along_axis(joints[unordered], order, axis=1)
-                nz[unordered] = np.take_along_axis(nz[unordered], order, axis=1)
+                nonzero[unordered] = np.take_along_axis(nonzero[unordered], order, axis=1)
         self._rows = 3 if nrm is None else 6
         # joints per gathered item: pairs in float32 (a 32-byte item, numpy's
         # fastest take) when the pair table is small, else one joint
-        J = max(1, self.joint_limit)
-        g = 2 if (dt == np.float32 and K > 1
-                  and self._rows * J * J * 8 * dt.itemsize <= self._PAIR_TABLE_BYTES) else 1
-        Kg = -(-K // g) * g                         # whole groups; a padding slot has weight 0
-        per_vertex = self._rows * 4 * max(Kg, 1) * dt.itemsize
+        n_joints = max(1, self.joint_limit)
+        per_item = 2 if (ftype == np.float32 and K > 1
+                         and self._rows * n_joints * n_joints * 8 * ftype.itemsize <= self._PAIR_TABLE_BYTES) else 1
+        slots = -(-K // per_item) * per_item        # whole items; a padding slot has weight 0
+        per_vertex = self._rows * 4 * max(slots, 1) * ftype.itemsize
         scratch = self._SCRATCH_BYTES * (2 if threads else 1)
-        C = int(min(_CHUNK, max(256, 2 ** int(np.log2(max(1, scratch // per_vertex))))))
-        self.bounds = [(i, lo, min(V, lo + C)) for i, lo in enumerate(range(0, V, C))]
+        chunk = int(min(_CHUNK, max(256, 2 ** int(np.log2(max(1, scratch // per_vertex))))))
+        self.bounds = [(i, lo, min(V, lo + chunk)) for i, lo in enumerate(range(0, V, chunk))]
         starts = [lo for _, lo, _ in self.bounds]
         # slots used in each chunk: 1 + the last column with a non-zero weight
         chunk_used = np.zeros(len(starts), dtype=int)
         for k in range(K if V else 0):
-            chunk_used[np.logical_or.reduceat(nz[:, k], starts)] = k + 1
+            chunk_used[np.logical_or.reduceat(nonzero[:, k], starts)] = k + 1
         n_chunks = len(self.bounds)
         self._index: list[np.ndarray] = [np.empty(0)] * n_chunks
-        self._q: list[np.ndarray] = [np.empty(0)] * n_chunks
-        self._qn: list[np.ndarray] = [np.empty(0)] * n_chunks
+        self._weighted_positions: list[np.ndarray] = [np.empty(0)] * n_chunks
+        self._weighted_normals: list[np.ndarray] = [np.empty(0)] * n_chunks
 
         def prepare(item):
             i, lo, hi = item
-            k = -(-int(chunk_used[i]) // g) * g
-            wk, jk = w[lo:hi, :k], joints[lo:hi, :k].astype(np.intp)
+            k = -(-int(chunk_used[i]) // per_item) * per_item
+            chunk_w, chunk_j = w[lo:hi, :k], joints[lo:hi, :k].astype(np.intp)
             if k > K:                               # odd K in pairs: one padding slot
-                wk = np.concatenate([wk, np.zeros((hi - lo, k - K), dt)], axis=1)
-                jk = np.concatenate([jk, np.zeros((hi - lo, k - K), np.intp)], axis=1)
-            self._index[i] = jk[:, 0::2] * J + jk[:, 1::2] if g == 2 else jk
-            self._q[i] = self._weighted(pos[lo:hi], 1, wk)
+                chunk_w = np.concatenate([chunk_w, np.zeros((hi - lo, k - K), ftype)], axis=1)
+                chunk_j = np.concatenate([chunk_j, np.zeros((hi - lo, k - K), np.intp)], axis=1)
+            self._index[i] = chunk_j[:, 0::2] * n_joints + chunk_j[:, 1::2] if per_item == 2 else chunk_j
+            self._weighted_positions[i] = self._weighted(pos[lo:hi], 1, chunk_w)
             if nrm is not None:
-                self._qn[i] = self._weighted(nrm[lo:hi], 0, wk)
+                self._weighted_normals[i] = self._weighted(nrm[lo:hi], 0, chunk_w)
 
         if threads and n_chunks > 1:
             _parallel(prepare, self.bounds)
         else:
             for item in self.bounds:
                 prepare(item)
-        self._J = J
-        self._group = g
-        self._C = C
+        self._n_joints = n_joints
+        self._joints_per_item = per_item
+        self._chunk_size = chunk
         # vertices that stay where they are (blender policy, weights summing to ~0)
         self.still = np.nonzero(~moving)[0]
         self._still_pos = pos[self.still].T.copy()
         self._still_nrm = None if nrm is None else nrm[self.still].T.copy()
         self._still_at = np.searchsorted(self.still, starts + [V])
         self.threads = threads and len(self.bounds) > 1
-        self.out_t = np.empty((3, V), dtype=dt)
-        self.out_n_t = None if nrm is None else np.empty((3, V), dtype=dt)
-        self._scratch_size = self._rows * C * 4 * max(Kg, 1)
+        self.out_t = np.empty((3, V), dtype=ftype)
+        self.out_n_t = None if nrm is None else np.empty((3, V), dtype=ftype)
+        self._scratch_size = self._rows * chunk * 4 * max(slots, 1)
         self._local = threading.local()
 
     @staticmethod
@@ -247,10 +243,10 @@ class SkinJob:
         """This thread's scratch arrays (allocated on its first chunk, then reused)."""
         b = getattr(self._local, "scratch", None)
         if b is None:
-            C = self._C
+            chunk = self._chunk_size
             b = (np.empty(self._scratch_size, dtype=self.dtype),    # gathered matrix rows
-                 np.empty((2, C), dtype=self.dtype),                # normal lengths
-                 np.empty(C, dtype=bool))
+                 np.empty((2, chunk), dtype=self.dtype),            # normal lengths
+                 np.empty(chunk, dtype=bool))
             self._local.scratch = b
         return b
 
@@ -266,13 +262,13 @@ class SkinJob:
             if out_n is not None:
                 out_n[...] = 0
         else:
-            rows, s = len(table), 4 * self._group * index.shape[1]
-            g = gathered[:rows * n * s].reshape(rows, n, index.shape[1], table.shape[2])
-            np.take(table, index, axis=1, out=g, mode="wrap")
-            g = g.reshape(rows, n, s)
-            np.einsum("rvs,vs->rv", g[:3], self._q[i], out=out, optimize=False)
+            rows, width = len(table), 4 * self._joints_per_item * index.shape[1]
+            taken = gathered[:rows * n * width].reshape(rows, n, index.shape[1], table.shape[2])
+            np.take(table, index, axis=1, out=taken, mode="wrap")
+            taken = taken.reshape(rows, n, width)
+            np.einsum("rvs,vs->rv", taken[:3], self._weighted_positions[i], out=out, optimize=False)
             if out_n is not None:
-                np.einsum("rvs,vs->rv", g[3:], self._qn[i], out=out_n, optimize=False)
+                np.einsum("rvs,vs->rv", taken[3:], self._weighted_normals[i], out=out_n, optimize=False)
         a, b = self._still_at[i], self._still_at[i + 1]
         if b > a:
             idx = self.still[a:b] - lo
@@ -294,19 +290,19 @@ class SkinJob:
     def _table(self, m: np.ndarray, normal_matrices) -> np.ndarray:
         """Rows of the skinning (and normal) matrices, (rows, J, 4); in pairs
         (rows, J * J, 8): item a * J + b holds row r of joints a and b."""
-        J = self._J
-        rows = np.zeros((self._rows, J, 4), dtype=self.dtype)
-        rows[:3] = m[:J, :3, :4].transpose(1, 0, 2)
+        n_joints = self._n_joints
+        rows = np.zeros((self._rows, n_joints, 4), dtype=self.dtype)
+        rows[:3] = m[:n_joints, :3, :4].transpose(1, 0, 2)
         if self._rows == 6:
             if normal_matrices is None:
-                normal_matrices = np.swapaxes(np.linalg.inv(m[:J, :3, :3]), -1, -2)
-            rows[3:, :, :3] = np.swapaxes(np.asarray(normal_matrices, dtype=np.float64)[:J], 0, 1)
-        if self._group == 1:
+                normal_matrices = np.swapaxes(np.linalg.inv(m[:n_joints, :3, :3]), -1, -2)
+            rows[3:, :, :3] = np.swapaxes(np.asarray(normal_matrices, dtype=np.float64)[:n_joints], 0, 1)
+        if self._joints_per_item == 1:
             return rows
-        pairs = np.empty((self._rows, J, J, 8), dtype=self.dtype)
+        pairs = np.empty((self._rows, n_joints, n_joints, 8), dtype=self.dtype)
         pairs[:, :, :, :4] = rows[:, :, None]
         pairs[:, :, :, 4:] = rows[:, None]
-        return pairs.reshape(self._rows, J * J, 8)
+        return pairs.reshape(self._rows, n_joints * n_joints, 8)
 
     def run(self, matrices: np.ndarray, normal_matrices: np.ndarray | None = None):
         """Skin with (J, 4, 4) matrices; normals (if given at construction) use
@@ -339,187 +335,3 @@ def linear_blend(positions: np.ndarray, matrices: np.ndarray, influences: Influe
     """
     job = SkinJob(positions, influences, policy, normals=normals, threads=threads)
     return job.run(matrices, normal_matrices)
-
-
-# --- dual quaternions (Blender's "Preserve Volume") --------------------------
-# Quaternions in this section follow Blender's DualQuat layout internally
-# (w, x, y, z) to mirror math_rotation_c.cc line by line.
-
-def _blender_mat3_to_quat_wxyz(m: np.ndarray) -> np.ndarray:
-    """Blender's ``mat4_to_quat``: normalise the columns, negate a mirrored
-    basis, then ``mat3_normalized_to_quat_fast`` (result has w >= 0).
-
-    ``m`` is (..., 3, 3) for column vectors (m[..., row, col])."""
-    m = np.asarray(m, dtype=np.float64)
-    m = m / np.linalg.norm(m, axis=-2, keepdims=True)
-    det = np.linalg.det(m)
-    m = np.where((det < 0.0)[..., None, None], -m, m)
-    # Blender indexes mat[col][row]; b[c][r] == m[r, c]
-    b = np.swapaxes(m, -1, -2)
-    q = np.empty(m.shape[:-2] + (4,))
-    b00, b11, b22 = b[..., 0, 0], b[..., 1, 1], b[..., 2, 2]
-    c_a = (b22 < 0.0) & (b00 > b11)
-    c_b = (b22 < 0.0) & ~(b00 > b11)
-    c_c = ~(b22 < 0.0) & (b00 < -b11)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tr = 1.0 + b00 - b11 - b22
-        s = 2.0 * np.sqrt(np.maximum(tr, 0.0))
-        s = np.where(b[..., 1, 2] < b[..., 2, 1], -s, s)
-        qa = np.stack(((b[..., 1, 2] - b[..., 2, 1]) / s, 0.25 * s,
-                       (b[..., 0, 1] + b[..., 1, 0]) / s, (b[..., 2, 0] + b[..., 0, 2]) / s), axis=-1)
-        tr = 1.0 - b00 + b11 - b22
-        s = 2.0 * np.sqrt(np.maximum(tr, 0.0))
-        s = np.where(b[..., 2, 0] < b[..., 0, 2], -s, s)
-        qb = np.stack(((b[..., 2, 0] - b[..., 0, 2]) / s, (b[..., 0, 1] + b[..., 1, 0]) / s,
-                       0.25 * s, (b[..., 1, 2] + b[..., 2, 1]) / s), axis=-1)
-        tr = 1.0 - b00 - b11 + b22
-        s = 2.0 * np.sqrt(np.maximum(tr, 0.0))
-        s = np.where(b[..., 0, 1] < b[..., 1, 0], -s, s)
-        qc = np.stack(((b[..., 0, 1] - b[..., 1, 0]) / s, (b[..., 2, 0] + b[..., 0, 2]) / s,
-                       (b[..., 1, 2] + b[..., 2, 1]) / s, 0.25 * s), axis=-1)
-        tr = 1.0 + b00 + b11 + b22
-        s = 2.0 * np.sqrt(np.maximum(tr, 0.0))
-        qd = np.stack((0.25 * s, (b[..., 1, 2] - b[..., 2, 1]) / s,
-                       (b[..., 2, 0] - b[..., 0, 2]) / s, (b[..., 0, 1] - b[..., 1, 0]) / s), axis=-1)
-    q = np.where(c_a[..., None], qa, np.where(c_b[..., None], qb, np.where(c_c[..., None], qc, qd)))
-    n = np.linalg.norm(q, axis=-1, keepdims=True)
-    return np.where(np.abs(n * n - 1.0) >= 0.0006, q / n, q)
-
-
-def _orthogonalize_y(m3: np.ndarray) -> np.ndarray:
-    """Blender's ``orthogonalize_m4(m, 1)`` on the 3x3 part (columns are the
-    axes; the result's scale is irrelevant here). Y is kept; which other axis
-    is kept depends on dot products with the *unnormalised* axes, exactly as
-    in Blender (long, sheared X axes take the second branch)."""
-    x, y, z = m3[..., :, 0], m3[..., :, 1], m3[..., :, 2]
-    y = y / np.linalg.norm(y, axis=-1, keepdims=True)
-
-    def unit(v):
-        return v / np.linalg.norm(v, axis=-1, keepdims=True)
-
-    # branch 1: dot(Y, X) < 1 -> Z = X x Y, X = Y x Z
-    z1 = unit(np.cross(x, y))
-    x1 = np.cross(y, z1)
-    # branch 2: dot(X, Z) < 1 -> X = Y x Z, Z = X x Y
-    x2 = unit(np.cross(y, z))
-    z2 = np.cross(x2, y)
-    # branch 3: a vector from Y's permuted components
-    vec = np.stack((y[..., 1], y[..., 2], y[..., 0]), axis=-1)
-    x3 = unit(np.cross(y, vec))
-    z3 = np.cross(x3, y)
-    b1 = (np.sum(y * x, axis=-1) < 1.0)[..., None]
-    b2 = (np.sum(x * z, axis=-1) < 1.0)[..., None]
-    xo = np.where(b1, x1, np.where(b2, x2, x3))
-    zo = np.where(b1, z1, np.where(b2, z2, z3))
-    return np.stack((xo, y, zo), axis=-1)
-
-
-def _quat_wxyz_to_mat3(q):
-    return quat.to_mat3(np.concatenate((q[..., 1:], q[..., :1]), axis=-1))
-
-
-def _qmul_wxyz(a, b):
-    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
-    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
-    return np.stack((aw * bw - ax * bx - ay * by - az * bz,
-                     aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw), axis=-1)
-
-
-def blender_dual_quats(skin: np.ndarray, rest: np.ndarray):
-    """Blender's ``mat4_to_dquat(rest, skin)`` for every bone.
-
-    skin (J, 4, 4): deform matrices pose @ rest^-1; rest (J, 4, 4): bone
-    rest matrices in armature space. Returns (quat (J,4) wxyz, trans (J,4),
-    scale (J,4,4), has_scale (J,) bool)."""
-    skin = np.asarray(skin, dtype=np.float64)
-    rest = np.asarray(rest, dtype=np.float64)
-    J = len(skin)
-    base_rs = skin @ rest
-    size = np.linalg.norm(base_rs[:, :3, :3], axis=-2)
-    m3 = skin[:, :3, :3]
-    orth_err = np.abs(m3 @ np.swapaxes(m3, -1, -2) - np.eye(3)).max(axis=(-1, -2))
-    has_scale = (orth_err > 1e-5) | (np.linalg.det(skin) < 0.0) | (np.sum((size - 1.0) ** 2, axis=-1) > 1e-8)
-    R = skin.copy()
-    scale = np.tile(np.eye(4), (J, 1, 1))
-    if has_scale.any():
-        i = np.nonzero(has_scale)[0]
-        basequat = _blender_mat3_to_quat_wxyz(_orthogonalize_y(base_rs[i, :3, :3]))
-        base_r = np.tile(np.eye(4), (len(i), 1, 1))
-        base_r[:, :3, :3] = _quat_wxyz_to_mat3(basequat)
-        base_r[:, :3, 3] = base_rs[i, :3, 3]
-        base_inv = np.linalg.inv(rest[i])
-        R[i] = base_r @ base_inv
-        S = np.linalg.inv(base_r) @ base_rs[i]
-        scale[i] = rest[i] @ S @ base_inv
-    q = _blender_mat3_to_quat_wxyz(R[:, :3, :3])
-    t = R[:, :3, 3]
-    tq = np.concatenate((np.zeros((J, 1)), t), axis=-1)
-    trans = 0.5 * _qmul_wxyz(tq, q)
-    return q, trans, scale, has_scale
-
-
-def dual_quaternion(positions: np.ndarray, skin: np.ndarray, rest: np.ndarray,
-                    influences: Influences, policy: str = "blender"):
-    """Dual-quaternion skinning exactly as Blender's Armature modifier with
-    "Preserve Volume": per-bone dual quaternions from ``mat4_to_dquat``,
-    the scale pivot fix at each vertex, accumulation in influence order with
-    the running-sum hemisphere flip, division by the total weight, and
-    ``mul_v3m3_dq``. Returns positions (V, 3) float64."""
-    pos = np.asarray(positions, dtype=np.float64)
-    q_b, t_b, s_b, has_s = blender_dual_quats(skin, rest)
-    joints = influences.joints
-    w_all = influences.weights.astype(np.float64)
-    V, K = joints.shape
-    sum_q = np.zeros((V, 4))
-    sum_t = np.zeros((V, 4))
-    total = np.zeros(V)
-    for k in range(K):
-        j = joints[:, k]
-        w = w_all[:, k]
-        used = w != 0.0
-        qk = q_b[j]
-        tk = t_b[j].copy()
-        sk = has_s[j] & used
-        if sk.any():
-            sm = s_b[j[sk]]
-            p = pos[sk]
-            dst = np.einsum("nij,nj->ni", sm[:, :3, :3], p) + sm[:, :3, 3] - p
-            dq = np.concatenate((np.zeros((len(p), 1)), dst), axis=-1)
-            tk[sk] += 0.5 * _qmul_wxyz(qk[sk], dq)
-        flip = np.sum(qk * sum_q, axis=-1) < 0.0
-        we = np.where(flip, -w, w)
-        we = np.where(used, we, 0.0)
-        sum_q += we[:, None] * qk
-        sum_t += we[:, None] * tk
-        total += np.where(used, w, 0.0)
-    if policy == "blender":
-        moving = total > BLENDER_MIN_CONTRIB
-        div = np.where(moving, total, 1.0)
-    elif policy == "rite":
-        moving = np.ones(V, dtype=bool)
-        div = np.ones(V)
-    else:
-        raise ValueError(f"unknown weight policy {policy!r}")
-    q = sum_q / div[:, None]
-    t = sum_t / div[:, None]
-    w_, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
-    t0, t1, t2, t3 = t[:, 0], t[:, 1], t[:, 2], t[:, 3]
-    M = np.empty((V, 3, 3))
-    M[:, 0, 0] = w_ * w_ + x * x - y * y - z * z
-    M[:, 0, 1] = 2 * (x * y - w_ * z)
-    M[:, 0, 2] = 2 * (x * z + w_ * y)
-    M[:, 1, 0] = 2 * (x * y + w_ * z)
-    M[:, 1, 1] = w_ * w_ + y * y - x * x - z * z
-    M[:, 1, 2] = 2 * (y * z - w_ * x)
-    M[:, 2, 0] = 2 * (x * z - w_ * y)
-    M[:, 2, 1] = 2 * (y * z + w_ * x)
-    M[:, 2, 2] = w_ * w_ + z * z - x * x - y * y
-    len2 = np.sum(q * q, axis=-1)
-    len2 = np.where(len2 > 0, 1.0 / np.where(len2 > 0, len2, 1.0), 0.0)
-    tv = np.stack((2 * (-t0 * x + w_ * t1 - t2 * z + y * t3),
-                   2 * (-t0 * y + t1 * z - x * t3 + w_ * t2),
-                   2 * (-t0 * z + x * t2 + w_ * t3 - t1 * y)), axis=-1)
-    out = (np.einsum("nij,nj->ni", M, pos) + tv) * len2[:, None]
-    return np.where(moving[:, None], out, pos)

@@ -1,10 +1,29 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Slotted actions and F-curves in bulk (Blender 4.4+ / 5.0 API)."""
+"""Scene clips -> Blender actions and NLA tracks (the builder's animation
+pass), and slotted actions with F-curves in bulk (Blender 4.4+ / 5.0 API).
+
+* :func:`build_action` — a clip becomes an action: the file's keys mapped
+  channel by channel when that is exact (:func:`channel_mode_exact`), else
+  every frame baked from the clip's own sampler (:func:`bake_clip`);
+* :func:`place_actions` / :func:`place_layers` — ACTION clips on muted NLA
+  tracks, RiTE-style layers as weighted Replace strips (a cycling clip loops
+  with a second, repeated strip).
+"""
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import bpy
 import numpy as np
 from bpy_extras import anim_utils
+
+from ..core import quat, rig, sampling
+from ..core.blend import mergeable_influences
+from ..scene import Clip
+from . import metadata
+
+if TYPE_CHECKING:
+    from .builder import Built
 
 _INTERP = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
 
@@ -59,3 +78,382 @@ def add_vector_keys(channelbag, data_path: str, frames, values, *, group: str | 
     values = np.asarray(values)
     return [add_keys(channelbag, data_path, frames, values[:, c], index=c, group=group,
                      interpolation=interpolation) for c in range(values.shape[1])]
+
+
+def channel_mode_exact(built: Built, size: float) -> bool:
+    """True when the file's keys map channel by channel (``RestSplit.channels``):
+    every K a similarity without translation, and bones whose K rotates only
+    uniform scales."""
+    rs = built.rest
+    if rs is None or not len(rs):
+        return True
+    if not rs.similarity_k(size).all():
+        return False
+    turned = rs.turned()
+    if turned.any():
+        joints = set(int(j) for j in built.bones[turned])
+        s0 = sampling.decompose_trs(built.scene.skeleton.local)[2]
+        vals = [s0[j] for j in joints]
+        for clip in built.scene.clips:
+            ch = clip.scale
+            for t, j in enumerate(ch.targets):
+                if int(j) in joints:
+                    vals.append(ch.values[ch.starts[t]:ch.starts[t + 1]])
+        v = np.concatenate([np.reshape(x, (-1, 3)) for x in vals])
+        if np.abs(v - v.mean(axis=1, keepdims=True)).max() > 1e-6 * max(np.abs(v).max(), 1e-30):
+            return False
+    return True
+
+
+#: F-curve keys closer than about 0.01 frame are merged by ``fcurve.update()``.
+MIN_KEY_GAP = 0.02
+
+
+def short_clip_warning(built: Built, clip: Clip, fps: float) -> None:
+    f0, f1 = clip.frame_range(fps)
+    if f1 - f0 < 2.0 and clip.end > clip.start:
+        built.warnings.append(f"{clip.name}: the animation lasts {f1 - f0:.3g} frame(s) at {fps:g} fps: if it "
+                              f"should be longer, set the importer's Ticks per Second")
+
+
+def dense_keys(clip: Clip, fps: float) -> bool:
+    """True when two keys of a channel are closer than MIN_KEY_GAP frames."""
+    for ch in (clip.rotation, clip.translation, clip.scale):
+        if len(ch.times) < 2:
+            continue
+        gaps = np.diff(clip.to_frames(ch.times, fps))
+        same_track = ch.track_of_key[1:] == ch.track_of_key[:-1]
+        if np.any(gaps[same_track] < MIN_KEY_GAP):
+            return True
+    return False
+
+
+def _key(bag, bone: str, prop: str, frames, values) -> None:
+    path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
+    add_vector_keys(bag, path, frames, values, group=bone)     # extrapolation: CONSTANT, the default
+
+
+_PROPS = ("location", "rotation_quaternion", "scale")
+
+
+def _wxyz(r):
+    return np.concatenate((r[..., 3:], r[..., :3]), axis=-1)
+
+
+def default_channels(built: Built):
+    """(location, rotation (x, y, z, w with w >= 0), scale) of every bone's
+    pose basis at the skeleton's default pose."""
+    assert built.scene.skeleton is not None
+    dt, dr, ds = sampling.decompose_trs(built.rest.pose_basis(built.scene.skeleton.world()[built.bones][None])[0])
+    return dt, np.where(dr[:, 3:4] < 0, -dr, dr), ds
+
+
+def static_channels(built: Built, clips: list[Clip]) -> dict[int, set[str]]:
+    """For ACTION clips: the channels a clip must key even where it does not
+    animate them, so that switching actions never leaves another action's
+    values behind: those whose default value is not the identity, and those
+    another ACTION clip animates. {bone index: {property}}."""
+    t, r, s = default_channels(built)
+    out: dict[int, set[str]] = {}
+    for bi in range(len(built.bones)):
+        props = set()
+        if np.abs(t[bi]).max() > 1e-9:
+            props.add("location")
+        if min(abs(r[bi, 3]) - 1.0, 0.0) < -1e-9:
+            props.add("rotation_quaternion")
+        if np.abs(s[bi] - 1.0).max() > 1e-9:
+            props.add("scale")
+        out[bi] = props
+    for c in clips:
+        if c.layer != "ACTION":
+            continue
+        for prop, ch in zip(_PROPS, (c.translation, c.rotation, c.scale)):
+            for j in ch.targets.tolist():
+                hit = np.nonzero(built.bones == j)[0]
+                if len(hit):
+                    out[int(hit[0])].add(prop)
+    return out
+
+
+def animated_props(clip: Clip, j: int) -> set[str]:
+    out = set()
+    for prop, ch in zip(_PROPS, (clip.translation, clip.rotation, clip.scale)):
+        if j in set(ch.targets.tolist()):
+            out.add(prop)
+    return out
+
+
+def bake_clip(built: Built, clip: Clip, fps: float):
+    """(frames, location, rotation, scale) of every bone at every frame of
+    ``clip`` (rotations in the sign of ``Clip.baked_rotations``)."""
+    sk = built.scene.skeleton
+    assert sk is not None
+    rs = built.rest
+    frames, times = clip.bake_frames(fps)
+    world = sk.world(clip.sample_local(sk.local, times))[:, built.bones]
+    t, r, s = rig.basis_channels(rs.pose_basis(world))
+    if len(clip.rotation.targets):
+        # the sign of Clip.baked_rotations (a layer is blended with it, and
+        # the extractor maps keys back to it linearly)
+        _, ref = clip.baked_rotations(sampling.decompose_trs(sk.local)[1], fps)
+        local_q = ref[:, built.bones]
+        mapped = quat.mul(quat.mul(rs.parent_bind_quat[None], local_q), quat.conj(rs.rest_to_bind_quat)[None])
+        r = np.where(np.sum(r * mapped, axis=-1, keepdims=True) < 0, -r, r)
+    return frames, t, r, s
+
+
+def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) -> frozenset:
+    """(bone index, property) pairs that every clip animating them holds at
+    the default pose throughout (within 1e-9, of the model size for
+    locations): no action need key them, the pose bones keep their default
+    (tiny_4anim: 224 of its 1520 F-curves). For
+    ACTION clips all baked (``baked``: their ``bake_clip``), since nothing
+    else then sets those channels."""
+    dt, dr, ds = default_channels(built)
+    out = set()
+    for bi, j in enumerate(built.bones.tolist()):
+        for k, prop in enumerate(_PROPS):
+            still = True
+            for clip, (_, t, r, s) in zip(clips, baked):
+                if not clip.animated[j] or prop not in animated_props(clip, j):
+                    continue
+                if k == 0:
+                    off = np.abs(t[:, bi] - dt[bi]).max() / max(size, 1e-30)
+                elif k == 1:
+                    off = np.minimum(np.abs(r[:, bi] - dr[bi]), np.abs(r[:, bi] + dr[bi])).max()
+                else:
+                    off = np.abs(s[:, bi] - ds[bi]).max() / max(np.abs(ds[bi]).max(), 1e-30)
+                if not off <= 1e-9:
+                    still = False
+                    break
+            if still:
+                out.add((bi, prop))
+    return frozenset(out)
+
+
+def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict[int, set[str]],
+                 channels=None, resting: frozenset = frozenset()):
+    """One action for ``clip``: baked (every frame from the clip's own
+    sampler; ``channels``: its ``bake_clip`` when already made) or the file's
+    keys mapped channel by channel. ``resting`` channels are not keyed."""
+    action, slot, bag = new_action_for(built.armature, clip.name)
+    sk = built.scene.skeleton
+    assert sk is not None
+    boneless = [sk.names[j] for j in np.flatnonzero(clip.animated) if int(j) not in built.bone_names]
+    if boneless:
+        built.warnings.append(f"{clip.name}: {len(boneless)} animated joint(s) have no bone, their keys are not "
+                              f"imported: {', '.join(boneless[:8])}{' ...' if len(boneless) > 8 else ''} "
+                              f"(All Joints as Bones imports them)")
+    dt, dr, ds = default_channels(built)
+    f0 = clip.frame_range(fps)[0]
+    if baked:
+        frames, t, r, s = channels if channels is not None else bake_clip(built, clip, fps)
+        for bi, j in enumerate(built.bones.tolist()):
+            bone = built.bone_names[j]
+            keyed = animated_props(clip, j) if clip.animated[j] else set()
+            for prop, vals in zip(_PROPS, (t[:, bi], _wxyz(r[:, bi]), s[:, bi])):
+                if (bi, prop) in resting:
+                    continue
+                if prop in keyed:
+                    _key(bag, bone, prop, frames, vals)
+                elif clip.layer == "ACTION" and prop in static.get(bi, ()):
+                    _key(bag, bone, prop, [f0], {"location": dt, "rotation_quaternion": _wxyz(dr),
+                                                 "scale": ds}[prop][bi][None])
+    else:
+        _key_channels(built, clip, fps, bag, static, (dt, dr, ds), f0)
+    lo, hi = clip.frame_range(fps)
+    cycle = None
+    if clip.cycle is not None:
+        cycle = [float(x) for x in clip.to_frames(clip.cycle, fps)]
+    action.frame_range = (min(lo, 0.0) if clip.layer == "ACTION" else lo,
+                          max(cycle[1] if cycle and clip.layer != "ACTION" else hi, lo + 1.0))
+    action.use_frame_range = True
+    action.use_cyclic = clip.cycle is not None
+    metadata.store(action, metadata.CLIP_KEY, {
+        "layer": clip.layer, "weight": clip.weight, "start": clip.start, "end": clip.end,
+        "cycle": clip.cycle, "cycle_frames": cycle, "ticks_per_second": clip.ticks_per_second,
+        "baked": bool(baked), "extras": clip.extras})
+    return action, slot
+
+
+def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0) -> None:
+    """The file's keys, channel by channel (exact when ``channel_mode_exact``)."""
+    sk = built.scene.skeleton
+    rs = built.rest
+    t0, r0, s0 = sampling.decompose_trs(sk.local)
+    dt, dr, ds = default
+    chans = {"location": clip.translation, "rotation_quaternion": clip.rotation, "scale": clip.scale}
+    track_of = {prop: {int(j): k for k, j in enumerate(ch.targets)} for prop, ch in chans.items()}
+    rest_of = {"location": t0, "rotation_quaternion": r0, "scale": s0}
+    pending: dict[str, list] = {prop: [] for prop in chans}
+    for bi, j in enumerate(built.bones.tolist()):
+        bone = built.bone_names[j]
+        if not clip.animated[j]:
+            for prop, val in (("location", dt[bi]), ("rotation_quaternion", _wxyz(dr[bi])), ("scale", ds[bi])):
+                if prop in static.get(bi, ()):
+                    _key(bag, bone, prop, [f0], val[None])
+            continue
+        for prop, ch in chans.items():
+            k = track_of[prop].get(j)
+            if k is None:
+                times, vals = np.array([clip.start]), rest_of[prop][j][None]
+            else:
+                lo, hi = ch.starts[k], ch.starts[k + 1]
+                times, vals = ch.times[lo:hi], ch.values[lo:hi]
+            pending[prop].append((bone, bi, j, times, vals))
+    for prop, jobs in pending.items():
+        if not jobs:
+            continue
+        counts = [len(job[3]) for job in jobs]
+        vals = np.concatenate([job[4] for job in jobs])
+        b = np.repeat([job[1] for job in jobs], counts)
+        js = np.repeat([job[2] for job in jobs], counts)
+        if prop == "location":
+            out = rs.channels(vals, r0[js], s0[js], b)[0]
+        elif prop == "rotation_quaternion":
+            if clip.sampler is not None:
+                # keys carry the sign of Clip.baked_rotations, as baked actions do
+                ref_f, ref = clip.baked_rotations(r0, fps)
+                at = np.concatenate([clip.to_frames(job[3], fps) for job in jobs])
+                k = np.clip(np.searchsorted(ref_f, at - 1e-6), 0, len(ref_f) - 1)
+                vals = vals * np.where(np.sum(vals * ref[k, js], axis=-1, keepdims=True) < 0, -1.0, 1.0)
+            out = _wxyz(rs.channels(t0[js], vals, s0[js], b)[1])
+        else:
+            out = rs.channels(t0[js], r0[js], vals, b)[2]
+        for job, part in zip(jobs, np.split(out, np.cumsum(counts)[:-1])):
+            _key(bag, job[0], prop, clip.to_frames(job[3], fps), part)
+
+
+def place_actions(built: Built, fps: float) -> tuple[float, float] | None:
+    """ACTION clips: each on a muted NLA track (so none is lost), the first
+    active. Layered clips: the layer stack (:func:`place_layers`). Returns
+    the scene frame range the clips span."""
+    arm = built.armature
+    ad = arm.animation_data or arm.animation_data_create()
+    acts = [(a, s, c) for a, s, c in built.actions if c.layer == "ACTION"]
+    layers = [(a, s, c) for a, s, c in built.actions if c.layer != "ACTION"]
+    for action, slot, clip in acts:
+        track = ad.nla_tracks.new()
+        track.name = clip.name
+        strip = track.strips.new(action.name, int(np.floor(action.frame_range[0])), action)
+        strip.action_slot = slot
+        track.mute = True
+    if acts:
+        assign_action(arm, acts[0][0], acts[0][1])
+    if layers:
+        place_layers(arm, [(a, s, c.layer, c.weight) for a, s, c in layers], fps)
+    for a, _, _ in built.actions:      # nothing imported is lost on save and reload
+        a.use_fake_user = True
+    if not built.actions:
+        return None
+    ranges = [c.frame_range(fps) for _, _, c in built.actions]
+    return min(r[0] for r in ranges), max(r[1] for r in ranges)
+
+
+def place_layers(arm_obj, new: list, fps: float = 24.0) -> float:
+    """(Re)build the layer stack on ``arm_obj``: the layer tracks already
+    there plus ``new`` (action, slot, layer, weight); MERGEABLE tracks first
+    (weights turned into Replace influences w_i / (w_1 + ... + w_i)),
+    DOMINANT ones on top. A cycling action plays its start once, then
+    repeats [cycle start, cycle end] (Blender's repeat returns to the
+    strip's start, hence two strips). Returns the scene frame where the
+    longest clip of the whole stack ends."""
+    ad = arm_obj.animation_data or arm_obj.animation_data_create()
+    entries = []
+    for tr in list(ad.nla_tracks):
+        meta = _layer_meta(tr)
+        if meta:
+            st = tr.strips[0]
+            entries.append((st.action, st.action_slot, meta["layer"], meta["weight"]))
+            ad.nla_tracks.remove(tr)
+    entries += new
+    merge = [e for e in entries if e[2] != "DOMINANT"]
+    dom = [e for e in entries if e[2] == "DOMINANT"]
+    infl = list(mergeable_influences([e[3] for e in merge])) + [1.0] * len(dom)
+    metas = [metadata.load(e[0], metadata.CLIP_KEY) or {} for e in merge + dom]
+    ends = [float(e[0].frame_range[1]) for e in merge + dom]
+    end = max(ends + [1.0])
+    others = list(ad.nla_tracks)
+    prev = others[-1] if others else None
+    for (action, slot, layer, weight), inf, meta in zip(merge + dom, infl, metas):
+        meta.update(layer=layer, weight=float(weight))
+        metadata.store(action, metadata.CLIP_KEY, meta)
+        tr = ad.nla_tracks.new(prev=prev)
+        tr.name = action.name
+        lo, hi = (float(x) for x in action.frame_range)
+        cycle = meta.get("cycle_frames")
+        strips = []
+        if cycle and cycle[1] - cycle[0] > 0:
+            c0, c1 = float(cycle[0]), float(cycle[1])
+            first = tr.strips.new(action.name, int(lo), action)
+            first.action_frame_start, first.action_frame_end = lo, c0
+            first.frame_end = c0
+            loop = tr.strips.new(action.name + " loop", int(c0), action)
+            loop.action_frame_start, loop.action_frame_end = c0, c1
+            loop.repeat = float(int(np.floor(10 * end / (c1 - c0))) + 2)
+            strips = [first, loop]
+        else:
+            strips = [tr.strips.new(action.name, int(lo), action)]
+        for st in strips:
+            st.action_slot = slot
+            st.blend_type = "REPLACE"
+            st.extrapolation = "HOLD_FORWARD" if prev is not None else "HOLD"
+            if inf < 1.0:
+                st.use_animated_influence = True
+                for fc in st.fcurves:
+                    if fc.data_path == "influence":
+                        for kp in fc.keyframe_points:
+                            kp.co[1] = inf
+                        fc.update()
+                st.influence = inf
+        prev = tr
+    ad.action = None
+    ends = [m["end"] if m.get("ticks_per_second") is None else m["end"] / m["ticks_per_second"] * fps
+            for m in metas if "end" in m]
+    return max(ends + [1.0])
+
+
+def _layer_meta(track):
+    """The layer metadata of an NLA track made by :func:`place_layers`, or None."""
+    if not 1 <= len(track.strips) <= 2 or track.strips[0].action is None:
+        return None
+    meta = metadata.load(track.strips[0].action, metadata.CLIP_KEY)
+    return meta if meta and meta.get("layer") in ("MERGEABLE", "DOMINANT") else None
+
+
+def must_bake(built: Built, clip: Clip, fps: float, bake: bool, exact: bool) -> bool:
+    """Key every frame: on request, for a clip with its own sampler, when the
+    file's keys do not map channel by channel, or when they are too dense
+    for F-curves (reported)."""
+    if bake or clip.sampler is not None or not exact:
+        return True
+    if dense_keys(clip, fps):
+        built.warnings.append(f"{clip.name}: keys closer than {MIN_KEY_GAP} frame (Blender would merge "
+                              f"them): every frame baked")
+        return True
+    return False
+
+
+def build_clips(built: Built, fps: float, bake: bool, size: float) -> tuple[float, float] | None:
+    """Every clip of the built scene as an action on its armature, keyed
+    channel by channel where that is exact and baked otherwise (reported),
+    placed by :func:`place_actions`. Returns the frame range they span."""
+    clips = built.scene.clips
+    exact = channel_mode_exact(built, size)
+    built.baked = bool(bake or not exact)
+    if not bake and not exact:
+        built.warnings.append("the rest pose cannot hold the bind pose exactly (non-uniform scale or rest "
+                              "from the default pose): animation baked on every frame")
+    static = static_channels(built, clips)
+    for clip in clips:
+        short_clip_warning(built, clip, fps)
+    modes = [must_bake(built, clip, fps, built.baked, exact) for clip in clips]
+    pre: list = [None] * len(clips)
+    resting: frozenset = frozenset()
+    if all(modes) and all(c.layer == "ACTION" for c in clips):
+        pre = [bake_clip(built, clip, fps) for clip in clips]
+        resting = resting_channels(built, clips, pre, size)
+    for clip, baked, channels in zip(clips, modes, pre):
+        action, slot = build_action(built, clip, fps, baked, static, channels, resting)
+        built.actions.append((action, slot, clip))
+    return place_actions(built, fps)

@@ -6,8 +6,8 @@ maps are generic attributes (``position``, ``.corner_vert``,
 ``material_index``, a 2D float corner attribute). Their ``data.foreach_set``
 and ``foreach_get`` copy the whole array at once, while the older
 ``MeshVertex`` / ``MeshLoop`` / ``MeshPolygon`` properties go through RNA
-element by element: 300,000 triangles' corner vertices take 1.8 ms one way,
-150 ms the other (Blender's glTF importer writes them the same way).
+element by element, about a hundred times slower on a large mesh (Blender's
+glTF importer writes them the same way).
 
 Used by the builder (writes) and the extractor (reads). A read falls back to
 the RNA property when the attribute is missing or not of the expected kind.

@@ -5,7 +5,8 @@ The operators and the command line are thin layers over these functions
 (as Blender's io_anim_bvh is over its ``load``).
 
 Every failure is an :class:`IOFailed` with a one-line, user-facing message
-naming the file and where; a failed import leaves the scene as it was
+naming the file and where (a bug: "internal error", with the traceback on
+stderr); a failed import leaves the scene as it was
 (:class:`~.rollback.Rollback`), a failed export leaves any existing file
 untouched (the writers write a temporary file and rename it).
 """
@@ -16,13 +17,13 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
+from ..core.skeleton import SkeletonError
 from ..io.errors import FormatError, Warnings
 from ..io.formats import Format, UnknownFormat
 from ..scene import AxisConversion, SceneError
 from ..scene.validate import validate
-from . import builder, extractor
+from . import anim_extract, armature_extract, builder, extractor
+from .extractor import ExtractError
 from .rollback import Rollback
 
 
@@ -38,25 +39,31 @@ class Imported:
     warnings: list[str] = field(default_factory=list)
 
 
+#: What a bad file, a bad target or an impossible request raises: one line
+#: naming the file for the user. Anything else is a bug in this extension.
+FILE_PROBLEMS = (FormatError, SceneError, SkeletonError, UnknownFormat, ExtractError, OSError, MemoryError)
+
+
 def _fail(err: Exception, path) -> IOFailed:
+    """The user's one line for ``err`` raised on ``path``. An exception that
+    is not a file problem (``FILE_PROBLEMS``) is a bug: "internal error" for
+    the user, and its traceback on stderr (Blender's console) for a report.
+    Call it inside the ``except`` clause (the traceback is the one being
+    handled)."""
+    name = Path(path).name
     if isinstance(err, IOFailed):
         return err
     if isinstance(err, FormatError):
         return IOFailed(str(err))
     if isinstance(err, MemoryError):
-        return IOFailed(f"{Path(path).name}: out of memory (absurd sizes in the file?)")
-    if not isinstance(err, _KNOWN):
-        # a bug: one line for the user, the traceback in the console for a report
-        print(f"legacy_skin_io: internal error on {path}:\n{traceback.format_exc()}", file=sys.stderr)
-        return IOFailed(f"{Path(path).name}: internal error ({type(err).__name__}: {err}); "
-                        f"please report it with the file")
-    return IOFailed(f"{Path(path).name}: {err}")
-
-
-_KNOWN = (FormatError, SceneError, UnknownFormat, ValueError, np.linalg.LinAlgError, MemoryError, OverflowError,
-          RuntimeError)
-#: caught around every import and export: whatever happens, a one-line report and a rollback
-_EXPECTED = (Exception,)
+        return IOFailed(f"{name}: out of memory (absurd sizes in the file?)")
+    if isinstance(err, OSError):
+        return IOFailed(f"{name}: {err.strerror or err}")
+    if isinstance(err, FILE_PROBLEMS):
+        return IOFailed(f"{name}: {err}")
+    print(f"legacy_skin_io: internal error on {path}:\n{traceback.format_exc()}", file=sys.stderr)
+    return IOFailed(f"{name}: internal error ({type(err).__name__}: {err}); please report it with the file "
+                    f"(the traceback is in the console)")
 
 
 def _fps(context) -> float:
@@ -77,13 +84,13 @@ def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None 
     first = paths[0]
     try:
         scene = fmt.read_scene(paths, axes=axes, warnings=warnings, **(reader_options or {}))
-    except _EXPECTED as err:
+    except Exception as err:
         raise _fail(err, first) from None
     if not scene.meshes and scene.skeleton is None:
         raise IOFailed(f"{Path(first).name}: no mesh and no skeleton to import")
     try:
         warnings.extend(validate(scene, _fps(context)))
-    except SceneError as err:
+    except Exception as err:
         raise _fail(err, first) from None
     wm = _progress(context)
     if wm:
@@ -91,7 +98,7 @@ def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None 
     try:
         with Rollback(context):
             built = builder.build(context, scene, options, progress=wm.progress_update if wm else None)
-    except _EXPECTED as err:             # Blender refused something, or a bug: rolled back
+    except Exception as err:        # rolled back; a file problem or a bug, as _fail tells
         raise _fail(err, first) from None
     finally:
         if wm:
@@ -128,9 +135,9 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
     if armature is None:
         raise IOFailed("no armature to animate: select the armature (import a model first)")
     try:
-        r = extractor.rig_of(armature)
-    except _EXPECTED as err:
-        raise IOFailed(f"{armature.name}: {err}") from None
+        r = armature_extract.rig_of(armature)
+    except Exception as err:
+        raise _fail(err, armature.name) from None
     warnings = Warnings()
     # the files' own space: the rig's axes when it came from this format, else the format's defaults
     axes = r.scene.writer_axes(fmt.id, fmt.adapter.default_axes())
@@ -139,12 +146,12 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
         try:
             clips += fmt.read_clips(r.skeleton, axes, [p], layer=layer, weight=weight, warnings=warnings,
                                     **(reader_options or {}))
-        except _EXPECTED as err:
+        except Exception as err:
             raise _fail(err, p) from None
     try:
         r.scene.clips = clips
         validate(r.scene, _fps(context), bones=len(r.bones))
-    except SceneError as err:
+    except Exception as err:
         raise _fail(err, paths[0]) from None
     finally:
         r.scene.clips = []
@@ -157,7 +164,7 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
         with Rollback(context, armature):
             built = builder.add_clips(context, armature, r.scene, clips, bone_names=r.bone_names, rest=r.rest,
                                       bones=r.bones, bake=bake, set_frame_range=set_frame_range)
-    except _EXPECTED as err:
+    except Exception as err:
         raise _fail(err, paths[0]) from None
     finally:
         if wm:
@@ -225,9 +232,9 @@ def save(context, target: Format, path: str, *, objects=None, axes: AxisConversi
         validate(scene, _fps(context))
         fps = _fps(context)
         written = target.write_scene(scene, path, warnings=warnings, axes=axes, fps=fps, **writer_options)
-    except extractor.ExtractError as err:
+    except ExtractError as err:
         raise IOFailed(str(err)) from None
-    except _EXPECTED as err:
+    except Exception as err:
         raise _fail(err, path) from None
     return written, warnings
 
@@ -246,14 +253,14 @@ def save_animation(context, fmt: Format, path: str, *, armature, action=None,
     warnings = Warnings()
     context.view_layer.update()
     try:
-        r = extractor.rig_of(armature)
-        clip = extractor.clip_of(action, r, _fps(context), warnings)
+        r = armature_extract.rig_of(armature)
+        clip = anim_extract.clip_of(action, r, _fps(context), warnings)
         if clip is not None:
             r.scene.clips = [clip]
             validate(r.scene, _fps(context))
         if clip is None:
             raise IOFailed(f"{action.name} animates no bone of {armature.name}")
         written = fmt.write_animation(r.scene, clip, path, warnings=warnings, fps=_fps(context), axes=axes)
-    except _EXPECTED as err:
+    except Exception as err:
         raise _fail(err, path) from None
     return written, warnings

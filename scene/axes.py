@@ -85,10 +85,6 @@ class AxisConversion:
     def inverse(self) -> "AxisConversion":
         return AxisConversion(self.C.T, 1.0 / self.s)
 
-    def then(self, other: "AxisConversion") -> "AxisConversion":
-        """This conversion followed by ``other``."""
-        return AxisConversion(other.C @ self.C, self.s * other.s)
-
     def points(self, p) -> np.ndarray:
         return (np.asarray(p, dtype=np.float64) @ self.C.T) * self.s
 

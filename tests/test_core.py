@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""core/ without Blender: checked against literal ports of the seed's code."""
+"""core/ without Blender: checked against literal ports of the code of the
+RiTE skeletal animation system document (seed 000)."""
 from __future__ import annotations
 
 import math
@@ -7,13 +8,24 @@ import subprocess
 import sys
 import textwrap
 
+import blender_normals
 import numpy as np
 import pytest
+from dual_quaternion import dual_quaternion
 
-from legacy_skin_io.core import blend, normals, quat, sampling, skeleton, skinning
+from legacy_skin_io.core import blend, quat, sampling, skeleton, skinning
 from legacy_skin_io.io.rite import runtime
 
-# --- literal ports of seed 000 (C#), one value at a time ----------------------
+# --- literal ports of the RiTE document's C# code (seed 000), one value at a time ---
+
+
+def rotate(q, v) -> np.ndarray:
+    """v rotated by unit quaternions q: q * (v, 0) * conj(q), vectorised."""
+    q, v = np.asarray(q, dtype=np.float64), np.asarray(v, dtype=np.float64)
+    u = q[..., :3]
+    w = q[..., 3:4]
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
 
 
 def seed_mul(l, r):
@@ -96,12 +108,32 @@ def test_quaternion_product_and_matrices_match_seed():
     v = rng.normal(size=(50, 3))
     pure = np.concatenate((v, np.zeros((50, 1))), axis=1)
     ref = quat.mul(quat.mul(a, pure), quat.conj(a))[:, :3]
-    assert np.allclose(quat.rotate(a, v), ref, atol=1e-12)
+    assert np.allclose(rotate(a, v), ref, atol=1e-12)
     # matrix round trip (up to sign)
     back = quat.from_mat3(quat.to_mat3(a))
     assert np.allclose(np.abs(quat.dot(back, a)), 1.0, atol=1e-12)
     m4 = quat.to_mat4(a, v)
     assert np.allclose(m4[:, :3, 3], v) and np.allclose(m4[:, 3], [0, 0, 0, 1])
+
+
+def rite_world_quat(skel: skeleton.Skeleton, orientation, translation, rotation):
+    """The RiTE skeletal animation system document's (seed 000)
+    ``updateAbsolutes`` literally, with quaternions: (absolute rotations
+    (..., J, 4), absolute translations (..., J, 3)), to cross-check the
+    matrix path against the runtime's own arithmetic."""
+    local_r = quat.mul(orientation, rotation)
+    local_t = np.broadcast_to(np.asarray(translation, dtype=np.float64), local_r.shape[:-1] + (3,))
+    abs_r = np.empty_like(local_r)
+    abs_t = np.empty(local_r.shape[:-1] + (3,))
+    for d, idx in enumerate(skel.levels):
+        if d == 0:
+            abs_r[..., idx, :] = local_r[..., idx, :]
+            abs_t[..., idx, :] = local_t[..., idx, :]
+        else:
+            p = skel.parents[idx]
+            abs_r[..., idx, :] = quat.mul(abs_r[..., p, :], local_r[..., idx, :])
+            abs_t[..., idx, :] = abs_t[..., p, :] + rotate(abs_r[..., p, :], local_t[..., idx, :])
+    return abs_r, abs_t
 
 
 def test_slerp_no_invert_matches_seed_including_opposite_hemispheres():
@@ -158,7 +190,7 @@ def test_world_transforms_match_seed_update_absolutes_for_many_frames():
     tr = rng.normal(size=(J, 3))
     rot = quat.normalize(rng.normal(size=(F, J, 4)))
     world = sk.world(runtime.rite_local(ori, tr, rot))
-    abs_r, abs_t = runtime.rite_world_quat(sk, ori, tr, rot)
+    abs_r, abs_t = rite_world_quat(sk, ori, tr, rot)
     assert np.allclose(world[..., :3, :3], quat.to_mat3(abs_r), atol=1e-12)
     assert np.allclose(world[..., :3, 3], abs_t, atol=1e-12)
     # literal recursion for one frame
@@ -173,7 +205,7 @@ def test_world_transforms_match_seed_update_absolutes_for_many_frames():
         t = np.zeros(3)
         for k in reversed(chain):
             local = seed_mul(ori[k], rot[f, k])
-            t = t + quat.rotate(np.array(r), tr[k])
+            t = t + rotate(np.array(r), tr[k])
             r = seed_mul(r, local)
         assert np.allclose(world[f, j, :3, 3], t, atol=1e-12)
         assert np.allclose(world[f, j, :3, :3], seed_to_matrix(quat.normalize(np.array(r))), atol=1e-12)
@@ -199,7 +231,7 @@ def test_rite_sampling_equals_seed_animator_every_frame():
     all_frames = np.arange(frames)
     got = clip.sample(all_frames)
     assert got.shape == (frames, 5, 4)
-    for ti in range(1, 5):  # multi-key tracks: the seed's code exactly
+    for ti in range(1, 5):  # multi-key tracks: the RiTE document's code exactly
         keys = list(zip(tracks_f[ti].tolist(), tracks_q[ti].tolist()))
         for f in all_frames:
             assert np.allclose(got[f, ti], seed_update_track(keys, frames, int(f)), atol=1e-12), (ti, f)
@@ -224,7 +256,7 @@ def test_time_based_channels_hold_lerp_slerp():
     assert np.allclose(nl, quat.normalize(a + (b - a) * 0.25))
 
 
-def test_time_clip_matrix_keys_decompose_and_compose():
+def test_matrix_keys_decompose_and_compose():
     rng = np.random.default_rng(4)
     t = rng.normal(size=(6, 3))
     r = quat.normalize(rng.normal(size=(6, 4)))
@@ -236,14 +268,11 @@ def test_time_clip_matrix_keys_decompose_and_compose():
     mirrored[:, :3, 0] *= -1
     t3, r3, s3 = sampling.decompose_trs(mirrored)
     assert np.allclose(sampling.compose_trs(t3, r3, s3), mirrored, atol=1e-12)
-    clip = sampling.TimeClip(
-        sampling.Channels.from_tracks([1], [np.array([0.0, 10.0])], [r[:2]], 4),
-        sampling.Channels.from_tracks([0], [np.array([0.0, 10.0])], [t[:2]], 3),
-        sampling.Channels.empty(3))
-    local = clip.sample_local([0.0, 5.0, 10.0], np.tile([0, 0, 0, 1.0], (2, 1)), np.zeros((2, 3)), np.ones((2, 3)))
-    assert local.shape == (3, 2, 4, 4)
-    assert np.allclose(local[1, 0, :3, 3], (t[0] + t[1]) / 2)
-    assert np.allclose(local[2, 1, :3, :3], quat.to_mat3(r[1]))
+    rotation = sampling.Channels.from_tracks([1], [np.array([0.0, 10.0])], [r[:2]], 4)
+    translation = sampling.Channels.from_tracks([0], [np.array([0.0, 10.0])], [t[:2]], 3)
+    query = [0.0, 5.0, 10.0]
+    assert np.allclose(translation.sample(query)[1, 0], (t[0] + t[1]) / 2)
+    assert np.allclose(quat.to_mat3(rotation.sample(query, "slerp")[2, 0]), quat.to_mat3(r[1]))
 
 
 def test_sampling_many_tracks_in_one_call_matches_per_track():
@@ -322,7 +351,7 @@ def test_linear_blend_float32_threads_and_normals():
     p32, _ = skinning.linear_blend(pos.astype(np.float32), mats, infl, threads=True)
     assert p32.dtype == np.float32
     assert np.abs(p32 - p64).max() < 1e-4 * np.abs(p64).max()
-    # rigid transforms: normals rotate with the rotation part (seed: rotations)
+    # rigid transforms: normals rotate with the rotation part (the RiTE document: rotations)
     rigid = mats.copy()
     rigid[:, :3, :3] /= np.linalg.norm(rigid[:, :3, :3], axis=1, keepdims=True)
     one = skinning.Influences.from_sparse(10, np.arange(10), np.arange(10) % 12, np.ones(10))
@@ -453,7 +482,7 @@ def test_dual_quaternion_rigid_single_influence_is_exact_and_preserves_length():
     skin[:, :3, 3] = rng.normal(size=(J, 3))
     pos = rng.normal(size=(50, 3))
     one = skinning.Influences.from_sparse(50, np.arange(50), np.arange(50) % J, np.full(50, 0.7))
-    dq = skinning.dual_quaternion(pos, skin, rest, one)
+    dq = dual_quaternion(pos, skin, rest, one)
     lbs, _ = skinning.linear_blend(pos, skin, one)
     assert np.allclose(dq, lbs, atol=1e-12)
     # two bones rotating 180 degrees apart about a shared axis: DQS keeps the
@@ -462,7 +491,7 @@ def test_dual_quaternion_rigid_single_influence_is_exact_and_preserves_length():
     two_skin[1, :3, :3] = quat.to_mat3(quat.from_axis_angle([0, 0, 1], np.pi * 0.9))
     two = skinning.Influences.from_sparse(1, [0, 0], [0, 1], [0.5, 0.5])
     p = np.array([[1.0, 0, 0]])
-    dq2 = skinning.dual_quaternion(p, two_skin, np.tile(np.eye(4), (2, 1, 1)), two)
+    dq2 = dual_quaternion(p, two_skin, np.tile(np.eye(4), (2, 1, 1)), two)
     lbs2, _ = skinning.linear_blend(p, two_skin, two)
     assert abs(np.linalg.norm(dq2[0, :2]) - 1.0) < 1e-12
     assert np.linalg.norm(lbs2[0, :2]) < 0.2
@@ -473,13 +502,13 @@ def test_vertex_normals_of_a_cube_and_ngon():
     faces = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]]
     sizes = np.array([4] * 6)
     corners = np.array(sum(faces, []))
-    fn = normals.face_normals(pos, sizes, corners)
+    fn = blender_normals.face_normals(pos, sizes, corners)
     assert np.allclose(np.abs(fn).sum(axis=1), 1.0)
-    vn = normals.vertex_normals(pos, sizes, corners)
+    vn = blender_normals.vertex_normals(pos, sizes, corners)
     centre = pos - 0.5
     assert np.allclose(vn, centre / np.linalg.norm(centre, axis=1, keepdims=True))
     hexagon = np.array([[np.cos(a), np.sin(a), 0.0] for a in np.linspace(0, 2 * np.pi, 7)[:-1]])
-    assert np.allclose(normals.face_normals(hexagon, [6], np.arange(6)), [[0, 0, 1]])
+    assert np.allclose(blender_normals.face_normals(hexagon, [6], np.arange(6)), [[0, 0, 1]])
 
 
 def test_core_and_io_import_without_bpy():
@@ -491,7 +520,7 @@ def test_core_and_io_import_without_bpy():
                     raise ImportError("bpy is blocked in this test")
         sys.meta_path.insert(0, Block())
         import legacy_skin_io.core.quat, legacy_skin_io.core.skeleton, legacy_skin_io.core.sampling
-        import legacy_skin_io.core.blend, legacy_skin_io.core.skinning, legacy_skin_io.core.normals
+        import legacy_skin_io.core.blend, legacy_skin_io.core.skinning
         import legacy_skin_io.io, legacy_skin_io.io.errors
         import pkgutil, importlib, legacy_skin_io.io as io_pkg
         for m in pkgutil.walk_packages(io_pkg.__path__, "legacy_skin_io.io."):

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Animation onto another rig, matched by bone name (seed 002):
+"""Animation onto another rig, matched by bone name (the rebinding by name
+that readers advise in the Russian 2D skeletal animation article, seed 002):
 ``import_anim.xfile`` puts a file's AnimationSets on the active armature,
 whatever made it (the same .X file, a RiTE model, Blender). The reference is
 always the .X file's own oracle (a fresh parse), never Blender."""

@@ -2,11 +2,11 @@
 """RiTE RAM/RAA reader and writer: grammar, errors with lines, warnings, round trips."""
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from work_bounds import bounded
 
 from legacy_skin_io.io.errors import FormatError
 from legacy_skin_io.io.rite import (
@@ -269,16 +269,14 @@ def test_raa_errors_name_the_line(text, line, fragment):
     assert fragment in str(err), str(err)
 
 
-def test_absurd_counts_fail_fast():
+def test_absurd_counts_fail_without_work_or_memory_sized_by_the_count():
     for text in ("vertices 4000000000\n0 1 2 3\n", "joints 4000000000\n0 \"A\"\n",
                  "weights 99999999999999999999\n", "triangles 4000000000\n"):
-        t0 = time.perf_counter()
-        err = ram_error(text)
-        assert time.perf_counter() - t0 < 0.5
+        with bounded(calls=20_000, memory=4 << 20):
+            err = ram_error(text)
         assert "expected" in str(err)
-    t0 = time.perf_counter()
-    raa_error('track 0 1 "A"\nkeyframes 4000000000\n0 0 0 0 0 1\n')
-    assert time.perf_counter() - t0 < 0.5
+    with bounded(calls=20_000, memory=4 << 20):
+        raa_error('track 0 1 "A"\nkeyframes 4000000000\n0 0 0 0 0 1\n')
 
 
 def test_file_errors_are_format_errors(tmp_path):
@@ -329,13 +327,6 @@ def test_weight_name_mismatch_warns_in_vectorised_path_too():
     back = read_ram_text("\n".join(lines), "t.ram", warnings)
     assert len(warnings) == 1 and warnings[0].startswith(f"t.ram:{k + 1}: weight 7:")
     assert_same_model(back, read_ram_text(text, "t.ram"))
-
-
-def test_warnings_accepts_errors_Warnings_object():
-    from legacy_skin_io.io.errors import Warnings
-    w = Warnings()
-    read_ram_text(EXAMPLE_RAM.replace("normals 1", "scale 2\nnormals 1"), "t.ram", w)
-    assert len(w) == 1
 
 
 # -- round trips ----------------------------------------------------------------
@@ -459,21 +450,21 @@ def test_writer_rejects_bad_models_and_keeps_the_old_file(tmp_path):
 # -- fuzz -------------------------------------------------------------------------
 
 def _only_format_errors(reader, data: bytes) -> None:
+    """FormatError or nothing, in work linear in the lines of ``data``."""
     try:
-        reader(data, "f")
+        with bounded(calls=50 * data.count(b"\n") + 20_000):
+            reader(data, "f")
     except FormatError:
         pass
 
 
 def test_fuzz_truncations_at_every_line():
-    t0 = time.perf_counter()
     for text, reader in ((EXAMPLE_RAM, read_ram_text), (EXAMPLE_RAA, read_raa_text),
                          (ram_to_text(random_model(np.random.default_rng(3), 40)), read_ram_text)):
         data = text.encode()
         cuts = [k for k, b in enumerate(data) if b == 10]
         for cut in cuts + [c + 1 for c in cuts] + [c - 2 for c in cuts if c > 2]:
             _only_format_errors(reader, data[:cut])
-    assert time.perf_counter() - t0 < 10
 
 
 def test_fuzz_random_corruptions():
@@ -482,7 +473,6 @@ def test_fuzz_random_corruptions():
     sources = [(EXAMPLE_RAM.encode(), read_ram_text), (base_ram, read_ram_text),
                (EXAMPLE_RAA.encode(), read_raa_text)]
     alphabet = b'0123456789 \t\n\r"#/-+.eE' + b"nanifxyz\x00\xff\x0b"
-    t0 = time.perf_counter()
     for k in range(360):
         data, reader = sources[k % 3]
         buf = bytearray(data)
@@ -502,7 +492,6 @@ def test_fuzz_random_corruptions():
             del lines[int(rng.integers(0, len(lines)))]
             buf = bytearray(b"\n".join(lines))
         _only_format_errors(reader, bytes(buf))
-    assert time.perf_counter() - t0 < 10
 
 
 # -- the sample rig -----------------------------------------------------------------

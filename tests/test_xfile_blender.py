@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from blender_checks import ext, fps, imported, play, reference, snapshot, verify
 from conftest import DATA, SAMPLES  # noqa: E402
+from xfile_compare import all_meshes
 
 from legacy_skin_io.core import quat
 from legacy_skin_io.io.formats import by_id
@@ -156,7 +157,7 @@ def test_reader_maps_points_winding_and_uvs_from_the_file():
     """The reader half alone: a fresh parse, compared with the file's numbers."""
     path = X / "assimp" / "test_cube_text.x"
     xf = read_xfile(path)
-    xm = next(iter(xf.all_meshes()))
+    xm = next(iter(all_meshes(xf)))
     sc = read_scene([path], warnings=[])
     m = sc.meshes[0]
     assert np.allclose(m.positions, xm.positions @ XZY.T)
@@ -238,7 +239,7 @@ def _check_every_set(bpy, path, baked):
     arm, meshes = imported(bpy)
     xf = read_xfile(path)
     ref = reference("xfile", [path])
-    assert sorted(meshes) == list(range(len(ref.meshes))) == list(range(len(list(xf.all_meshes()))))
+    assert sorted(meshes) == list(range(len(ref.meshes))) == list(range(len(list(all_meshes(xf)))))
     assert min(b.length for b in arm.data.bones) > 1e-4
     scene = bpy.context.scene
     rate = fps(bpy) / _ticks(xf)
@@ -368,7 +369,7 @@ def test_static_meshes_handedness_ngons_uvs_colours_materials(bpy, capfd):
     path = X / "assimp" / "kwxport_test_cubewithvcolors.x"
     assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
     xf = read_xfile(path)
-    m = next(iter(xf.all_meshes()))
+    m = next(iter(all_meshes(xf)))
     _, meshes = imported(bpy)
     me = meshes[0].data
     attr = me.color_attributes["Color"]
@@ -417,7 +418,7 @@ def test_texture_found_beside_the_file(bpy, tmp_path, pack):
 
 def test_materials_from_face_colour_and_power(bpy):
     assert bpy.ops.import_scene.xfile(filepath=str(X / "assimp" / "test_cube_text.x")) == {"FINISHED"}
-    xm = next(iter(read_xfile(X / "assimp" / "test_cube_text.x").all_meshes())).materials[0]
+    xm = next(iter(all_meshes(read_xfile(X / "assimp" / "test_cube_text.x")))).materials[0]
     mat = bpy.data.materials[xm.name]
     bsdf = next(n for n in mat.node_tree.nodes if n.type == "BSDF_PRINCIPLED")
     assert np.allclose(bsdf.inputs["Base Color"].default_value, xm.face_color, atol=1e-6)
@@ -432,7 +433,7 @@ def test_several_files_at_once(bpy):
     assert len([o for o in bpy.context.scene.objects if o.type == "MESH"]) == 2
     assert len([o for o in bpy.context.scene.objects if o.type == "ARMATURE"]) == 1
     counts = sorted(len(o.data.vertices) for o in bpy.context.scene.objects if o.type == "MESH")
-    assert counts == sorted(len(next(iter(read_xfile(d / n).all_meshes())).positions)
+    assert counts == sorted(len(next(iter(all_meshes(read_xfile(d / n)))).positions)
                             for n in ("test_cube_text.x", "test.x"))
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xfile_compare import all_meshes
 
 from legacy_skin_io.io.errors import FormatError
 from legacy_skin_io.io.xfile import read_xfile, read_xfile_bytes
@@ -74,7 +75,14 @@ FACTS = {
         storage="txt", float_size=32, meshes=[(None, 192, 48, 5)],
         frames=8, roots=['Root'], sets=[(None, 7, 21)], tps=None),
     "real/TheGameCreators__Dark-Basic-Pro/extraanim.X": dict(
-        storage="txt", float_size=64, meshes=[('Waist', 34, 50, 0), ('R_Thigh', 39, 48, 0), ('R_Leg_lowe', 44, 56, 0), ('R_Foot', 38, 28, 0), ('L_Thigh', 39, 48, 0), ('L_Leg_lowe', 44, 56, 0), ('L_Foot', 38, 28, 0), ('Chest', 53, 58, 0), ('R_Arm_uppe', 48, 46, 0), ('R_arm_lowe', 24, 28, 0), ('R_Hand', 23, 24, 0), ('Cylinder01', 63, 52, 0), ('L_Arm_uppe', 48, 46, 0), ('L_arm_lowe', 24, 28, 0), ('L_Hand', 23, 24, 0), ('Neck', 17, 20, 0), ('Head', 69, 84, 0)],
+        storage="txt", float_size=64, meshes=[
+                                          ('Waist', 34, 50, 0), ('R_Thigh', 39, 48, 0), ('R_Leg_lowe', 44, 56, 0),
+                                          ('R_Foot', 38, 28, 0), ('L_Thigh', 39, 48, 0), ('L_Leg_lowe', 44, 56, 0),
+                                          ('L_Foot', 38, 28, 0), ('Chest', 53, 58, 0), ('R_Arm_uppe', 48, 46, 0),
+                                          ('R_arm_lowe', 24, 28, 0), ('R_Hand', 23, 24, 0),
+                                          ('Cylinder01', 63, 52, 0), ('L_Arm_uppe', 48, 46, 0),
+                                          ('L_arm_lowe', 24, 28, 0), ('L_Hand', 23, 24, 0), ('Neck', 17, 20, 0),
+                                          ('Head', 69, 84, 0)],
         frames=17, roots=['x3ds_Waist'], sets=[('x3ds_animset_0', 17, 35)], tps=None),
     "real/blitz-research__blitz3d/pistol.x": dict(
         storage="txt", float_size=32, meshes=[(None, 134, 223, 1), (None, 16, 16, 1), (None, 50, 48, 1)],
@@ -83,7 +91,10 @@ FACTS = {
         storage="txt", float_size=32, meshes=[(None, 192, 48, 7)],
         frames=10, roots=['Root'], sets=[('ArmatureAction', 8, 24), ('Default_Action', 1, 3)], tps=None),
     "real/walbourn__directx-sdk-legacy-samples/Dwarf.x": dict(
-        storage="bzip", float_size=32, meshes=[('Sword_newShape', 1116, 372, 0), ('backpack_newShape', 318, 106, 0), ('Body1Shape', 5946, 1982, 0), ('Armor_newShape', 4992, 1664, 0), ('Face_gear_newShape', 884, 296, 0), ('Head_newShape', 2550, 850, 0)],
+        storage="bzip", float_size=32, meshes=[
+                                           ('Sword_newShape', 1116, 372, 0), ('backpack_newShape', 318, 106, 0),
+                                           ('Body1Shape', 5946, 1982, 0), ('Armor_newShape', 4992, 1664, 0),
+                                           ('Face_gear_newShape', 884, 296, 0), ('Head_newShape', 2550, 850, 0)],
         frames=13, roots=['DXCC_ROOT'], sets=[], tps=None),
     "real/walbourn__directx-sdk-legacy-samples/scene.x": dict(
         storage="txt", float_size=32, meshes=[],
@@ -114,7 +125,7 @@ def test_corpus_facts(parsed, name):
     assert xf.storage == facts["storage"]
     assert xf.float_size == facts["float_size"]
     got = [(m.name, len(m.positions), len(m.face_sizes), len(m.skin_weights))
-           for m in xf.all_meshes()]
+           for m in all_meshes(xf)]
     assert got == facts["meshes"]
     assert sum(1 for _ in xf.all_frames()) == facts["frames"]
     assert [f.name for f in xf.frames] == facts["roots"]
@@ -122,7 +133,7 @@ def test_corpus_facts(parsed, name):
             for s in xf.animation_sets]
     assert sets == facts["sets"]
     assert xf.anim_ticks_per_second == facts["tps"]
-    for mesh in xf.all_meshes():
+    for mesh in all_meshes(xf):
         nv = len(mesh.positions)
         assert mesh.positions.dtype == np.float64 and mesh.positions.shape == (nv, 3)
         assert int(mesh.face_sizes.sum()) == len(mesh.face_indices)
@@ -199,7 +210,7 @@ def test_anim_test_keys_and_streams(parsed):
     assert rot.key_type == 0 and len(rot.times) == 24
     assert np.array_equal(rot.times[:3], [1, 2, 3])
     assert np.array_equal(rot.values[0], [-1, 0, 0, 0])  # stored w, x, y, z
-    mesh = next(xf.all_meshes())
+    mesh = next(all_meshes(xf))
     assert sorted(mesh.extra_streams) == ["BINORMAL0", "TANGENT0"]
     assert mesh.extra_streams["TANGENT0"].shape == (1720, 3)
     assert mesh.materials[0].texture == ""  # an empty TextureFileName string
@@ -207,7 +218,7 @@ def test_anim_test_keys_and_streams(parsed):
 
 
 def test_kwxport_vertex_colors_materials_and_decl(parsed):
-    mesh = next(parsed["assimp/kwxport_test_cubewithvcolors.x"].all_meshes())
+    mesh = next(all_meshes(parsed["assimp/kwxport_test_cubewithvcolors.x"]))
     assert mesh.vertex_colors.shape == (24, 4)
     assert np.array_equal(mesh.vertex_colors[0], [1, 0, 0, 1])
     assert np.array_equal(mesh.vertex_colors[6], [0, 1, 0, 1])

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from blender_checks import imported, play, reference
 from conftest import DATA  # noqa: E402
+from xfile_compare import all_meshes
 
 from legacy_skin_io.io.xfile import read_xfile
 
@@ -67,7 +68,7 @@ def assert_frames_kept(xf, src) -> None:
     ancestor, or a top-level childless frame of its own that holds a mesh;
     the frames that skin and their ancestors are all kept."""
     want, got = _frames(src), _frames(xf)
-    skinning = {sw.frame_name for m in src.all_meshes() for sw in m.skin_weights}
+    skinning = {sw.frame_name for m in all_meshes(src) for sw in m.skin_weights}
     for n in skinning:
         while n is not None:
             assert n in got, n
@@ -115,8 +116,8 @@ def test_x_blender_x_blender_plays_the_original_file(bpy, tmp_path, path):
         # our parser's view of the exported file against the original's
         xf = read_xfile(out)
         assert_frames_kept(xf, src)
-        assert sorted(len(m.positions) for m in xf.all_meshes()) == sorted(len(m.positions)
-                                                                          for m in src.all_meshes())
+        assert sorted(len(m.positions) for m in all_meshes(xf)) == sorted(len(m.positions)
+                                                                          for m in all_meshes(src))
         want_t, got_t = _set_ticks(src), _set_ticks(xf)
         assert want_t.keys() == got_t.keys()
         for k in want_t:                                    # the sets keep their start and length
@@ -147,7 +148,7 @@ def test_rig_made_in_blender_round_trips(bpy, tmp_path, options):
     assert ao.animation_data.action == action and bpy.context.scene.frame_current == frames[-1]
     assert out.read_bytes()[8:12] == HEADERS[options["storage"]]
     xf = read_xfile(out)
-    m = next(iter(xf.all_meshes()))
+    m = next(iter(all_meshes(xf)))
     assert len(m.face_sizes) == n_quads and set(m.face_sizes.tolist()) == {4}
     assert len(m.positions) == len(mo.data.vertices)
     assert {sw.frame_name for sw in m.skin_weights} == set(rig.NAMES)
@@ -233,7 +234,7 @@ def test_export_scope(bpy, tmp_path):
     def written(**kw) -> list[int]:
         out = tmp_path / "scope.x"
         assert bpy.ops.export_scene.xfile(filepath=str(out), **kw) == {"FINISHED"}
-        return sorted(len(m.positions) for m in read_xfile(out).all_meshes())
+        return sorted(len(m.positions) for m in all_meshes(read_xfile(out)))
 
     for o in bpy.context.view_layer.objects:
         o.select_set(o == ao)
@@ -270,8 +271,8 @@ def test_static_mesh_comes_back_as_stored(bpy, tmp_path, path):
     out = tmp_path / "out.x"
     assert bpy.ops.export_scene.xfile(filepath=str(out), float_size="64") == {"FINISHED"}
     assert read_xfile(out).float_size == 64
-    src = next(iter(read_xfile(path).all_meshes()))
-    got = next(iter(read_xfile(out).all_meshes()))
+    src = next(iter(all_meshes(read_xfile(path))))
+    got = next(iter(all_meshes(read_xfile(out))))
     assert np.array_equal(got.face_sizes, src.face_sizes)
     assert np.array_equal(got.face_indices, src.face_indices)
     assert np.abs(got.positions - src.positions).max() < 1e-5 * np.abs(src.positions).max()

@@ -7,6 +7,14 @@ import numpy as np
 from legacy_skin_io.io.xfile.model import XAnimationSet, XFile, XFrame, XMaterial, XMesh
 
 
+def all_meshes(xf: XFile):
+    """Every mesh of a parsed file: top-level ones, then those under frames
+    (file order)."""
+    yield from xf.meshes
+    for frame in xf.all_frames():
+        yield from frame.meshes
+
+
 def diff_xfiles(a: XFile, b: XFile, rtol: float = 0.0, atol: float = 0.0) -> list[str]:
     """Differences between the data of two models (header fields and warnings are
     ignored). Floats compare with ``np.allclose(rtol, atol)``; ints exactly."""

@@ -3,14 +3,15 @@
 
     python3.11 tools/run.py py tools/make_rite_sample.py [--out DIR]
 
-A Y-up humanoid about 1.8 units tall (like the seed's "Male" model): 26 joints
-whose ``orientation`` aims each joint's local X axis down its bone (as Maya's
+A Y-up humanoid about 1.8 units tall (like the "Male" model of the RiTE
+skeletal animation system document, seed 000): 26 joints whose
+``orientation`` aims each joint's local X axis down its bone (as Maya's
 joint orient does), bind ``rotation`` identity except the elbows; a mesh of
 tapered tubes around the bones with computed per-vertex normals, cylindrical
 UVs, 1-4 normalised smooth weights per vertex and four shaders (0 skin,
 1 shirt, 2 trousers, 3 shoes). ``walk.raa`` is a 33-frame loop keyed every 4
-frames (mergeable in the seed's viewer), ``wave.raa`` a 41-frame right-arm wave
-(dominant). No randomness: the output depends only on this script.
+frames (mergeable in the RiTE document's viewer), ``wave.raa`` a 41-frame
+right-arm wave (dominant). No randomness: the output depends only on this script.
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lexer import Source
+from .lexer import LineBuffer
 
 
 class IdTable:
@@ -14,7 +14,7 @@ class IdTable:
     the order of every output array.
     """
 
-    def __init__(self, src: Source, ids: np.ndarray, line_of, what: str):
+    def __init__(self, src: LineBuffer, ids: np.ndarray, line_of, what: str):
         self.ids = ids
         if _is_range(ids):
             self.order = None  # already 0..n-1 in order

@@ -2,7 +2,7 @@
 """Lines and tokens of a RiTE text file (shared by the RAM and RAA readers).
 
 The file is kept as one ``bytes`` object and read through byte offsets: the
-readers walk the few structural lines one at a time with :meth:`Source.line`
+readers walk the few structural lines one at a time with :meth:`LineBuffer.line`
 and hand the big numeric sections to :mod:`.records`, which parses them in
 blocks straight from the buffer. No index of all lines is built; a line
 number is carried along with each offset (and computed from the offset only
@@ -81,7 +81,7 @@ def where_name(path) -> str:
     return Path(path).name if path is not None else "<data>"
 
 
-class Source:
+class LineBuffer:
     """A UTF-8-checked byte buffer, read line by line through byte offsets.
 
     A line is addressed by the offset of its first byte; the line after the
@@ -138,7 +138,7 @@ def tokens(text: str) -> list[str] | None:
     return _TOKEN_RE.findall(stripped)
 
 
-def line_tokens(src: Source, line: int, text: str) -> list[str] | None:
+def line_tokens(src: LineBuffer, line: int, text: str) -> list[str] | None:
     """Tokens of ``text`` (line ``line``, 1-based); a quote left open is an error."""
     toks = tokens(text)
     if toks is not None:
@@ -146,7 +146,7 @@ def line_tokens(src: Source, line: int, text: str) -> list[str] | None:
     return toks
 
 
-def check_quotes(src: Source, line: int, toks: list[str]) -> None:
+def check_quotes(src: LineBuffer, line: int, toks: list[str]) -> None:
     for tok in toks:
         if tok[0] == '"' and (len(tok) < 2 or tok[-1] != '"'):
             raise src.error(line, f"unterminated quoted name {_show(tok)}")
@@ -157,7 +157,7 @@ def is_keyword(tok: str) -> bool:
     return ("a" <= c <= "z") or ("A" <= c <= "Z")
 
 
-def parse_int(src: Source, line: int, tok: str, what: str) -> int:
+def parse_int(src: LineBuffer, line: int, tok: str, what: str) -> int:
     """An integer written ``[+-]?[0-9]+`` whose magnitude is below ``INT_LIMIT``."""
     if not _INT_RE.match(tok):
         raise src.error(line, f"{what}: expected an integer, found {_show(tok)}")
@@ -174,7 +174,7 @@ def _int_value(tok: str) -> int | None:
     return int(tok)
 
 
-def parse_id(src: Source, line: int, tok: str, what: str) -> int:
+def parse_id(src: LineBuffer, line: int, tok: str, what: str) -> int:
     """A non-negative id (ids are 0 .. 2**53-1)."""
     value = parse_int(src, line, tok, what)
     if value < 0:
@@ -182,7 +182,7 @@ def parse_id(src: Source, line: int, tok: str, what: str) -> int:
     return value
 
 
-def parse_count(src: Source, line: int, tok: str, what: str) -> int:
+def parse_count(src: LineBuffer, line: int, tok: str, what: str) -> int:
     if not _INT_RE.match(tok):
         raise src.error(line, f"{what}: expected an integer, found {_show(tok)}")
     value = _int_value(tok)
@@ -191,7 +191,7 @@ def parse_count(src: Source, line: int, tok: str, what: str) -> int:
     return INT_LIMIT if value is None else value     # huge: refused by the caller's bound
 
 
-def parse_float(src: Source, line: int, tok: str, what: str) -> float:
+def parse_float(src: LineBuffer, line: int, tok: str, what: str) -> float:
     """A finite number of float32 range, in any form Python's ``float()`` reads (but nan/inf)."""
     value = float_or_none(tok)
     if value is not None:
@@ -223,7 +223,7 @@ def float_or_none(tok: str) -> float | None:
     return value
 
 
-def parse_name(src: Source, line: int, tok: str, what: str) -> str:
+def parse_name(src: LineBuffer, line: int, tok: str, what: str) -> str:
     if not tok.startswith('"'):
         raise src.error(line, f"{what}: expected a quoted name, found {_show(tok)}")
     if len(tok) < 2 or not tok.endswith('"'):
@@ -234,7 +234,7 @@ def parse_name(src: Source, line: int, tok: str, what: str) -> str:
     return tok[1:-1]
 
 
-def check_quaternion(src: Source, line: int, q, what: str) -> float:
+def check_quaternion(src: LineBuffer, line: int, q, what: str) -> float:
     """Length of the quaternion ``q`` (4 floats); too short to normalise is an error."""
     length = math.sqrt(sum(float(x) * float(x) for x in q))
     if not length >= MIN_QUATERNION_LENGTH:
@@ -243,7 +243,7 @@ def check_quaternion(src: Source, line: int, q, what: str) -> float:
     return length
 
 
-def check_count_fits(src: Source, line: int, off: int, count: int, min_bytes: int, what: str) -> None:
+def check_count_fits(src: LineBuffer, line: int, off: int, count: int, min_bytes: int, what: str) -> None:
     """Refuse a declared ``count`` of records that the rest of the file could not hold.
 
     ``off`` is where the first record line starts, ``min_bytes`` the fewest

@@ -9,8 +9,8 @@ from .lexer import (
     MAX_FRAMES,
     MAX_TRACKS,
     MIN_QUATERNION_LENGTH,
+    LineBuffer,
     Sink,
-    Source,
     check_count_fits,
     is_keyword,
     line_tokens,
@@ -29,15 +29,15 @@ KEYWORDS = frozenset(("frames", "track", "keyframes"))
 
 def read_raa(path, warnings=None) -> RaaAnimation:
     """Read a .raa file. ``warnings``: optional list receiving warning strings."""
-    return _parse(Source(load_bytes(path), path), stem_of(path), warnings)
+    return _parse(LineBuffer(load_bytes(path), path), stem_of(path), warnings)
 
 
 def read_raa_text(text, path=None, warnings=None) -> RaaAnimation:
     """Read RAA text (``str`` or ``bytes``); ``path`` only names it in messages."""
-    return _parse(Source(text_bytes(text, path), path), stem_of(path), warnings)
+    return _parse(LineBuffer(text_bytes(text, path), path), stem_of(path), warnings)
 
 
-def _next_content(src: Source, line: int, off: int):
+def _next_content(src: LineBuffer, line: int, off: int):
     """(line, offset, tokens) of the first non-blank, non-comment line at or after ``line``/``off``."""
     while off <= src.size:
         text, nxt = src.line(off)
@@ -48,7 +48,7 @@ def _next_content(src: Source, line: int, off: int):
     return line, off, off, None
 
 
-def _parse(src: Source, name: str, warnings) -> RaaAnimation:
+def _parse(src: LineBuffer, name: str, warnings) -> RaaAnimation:
     sink = Sink(warnings, where_name(src.path))
     frames = None
     frames_line = None
@@ -97,7 +97,7 @@ def _parse(src: Source, name: str, warnings) -> RaaAnimation:
             if len(track_lines) == MAX_TRACKS:
                 raise src.error(line, f"track {tid}: more than the limit of {MAX_TRACKS} tracks")
             track_lines[tid] = line
-            k_line, k_off, k_nxt, nxt_toks = _next_content(src, line + 1, nxt)
+            k_line, _, k_nxt, nxt_toks = _next_content(src, line + 1, nxt)
             count = None
             start_line, start_off = line + 1, nxt
             if nxt_toks is not None and is_keyword(nxt_toks[0]) and nxt_toks[0].lower() == "keyframes":

@@ -7,8 +7,8 @@ import numpy as np
 from .ids import IdTable, first_bad_row
 from .lexer import (
     MAX_JOINTS,
+    LineBuffer,
     Sink,
-    Source,
     check_count_fits,
     check_quaternion,
     is_keyword,
@@ -42,21 +42,21 @@ _MAX_NAME_WARNINGS = 20
 
 def read_ram(path, warnings=None) -> RamModel:
     """Read a .ram file. ``warnings``: optional list receiving warning strings."""
-    return _parse(Source(load_bytes(path), path), stem_of(path), warnings)
+    return _parse(LineBuffer(load_bytes(path), path), stem_of(path), warnings)
 
 
 def read_ram_text(text, path=None, warnings=None) -> RamModel:
     """Read RAM text (``str`` or ``bytes``); ``path`` only names it in messages."""
-    return _parse(Source(text_bytes(text, path), path), stem_of(path), warnings)
+    return _parse(LineBuffer(text_bytes(text, path), path), stem_of(path), warnings)
 
 
-def _header_count(src: Source, toks: list[str], line: int, what: str) -> int:
+def _header_count(src: LineBuffer, toks: list[str], line: int, what: str) -> int:
     if len(toks) != 2:
         raise src.error(line, f"'{what}' takes one count, found {len(toks) - 1} values")
     return parse_count(src, line, toks[1], what)
 
 
-def _parse(src: Source, default_name: str, warnings) -> RamModel:
+def _parse(src: LineBuffer, default_name: str, warnings) -> RamModel:
     sink = Sink(warnings, where_name(src.path))
     joints = None
     mesh_name = None
@@ -115,7 +115,7 @@ def _parse(src: Source, default_name: str, warnings) -> RamModel:
 
 # -- skeleton -------------------------------------------------------------------
 
-def _read_joints(src: Source, line: int, off: int, count: int, sink: Sink):
+def _read_joints(src: LineBuffer, line: int, off: int, count: int, sink: Sink):
     """``count`` five-line joint records from ``line``/``off``; returns (raw joints, next line, its offset)."""
     out = []
     cur = None
@@ -180,7 +180,7 @@ def _read_joints(src: Source, line: int, off: int, count: int, sink: Sink):
     return out, line, off
 
 
-def _resolve_joints(src: Source, raw: list, sink: Sink):
+def _resolve_joints(src: LineBuffer, raw: list, sink: Sink):
     index = {}
     for k, j in enumerate(raw):
         if j["id"] in index:

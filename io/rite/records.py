@@ -47,8 +47,8 @@ from .lexer import (
     FLOAT_LIMIT,
     INT_LIMIT,
     MAX_NAME_LENGTH,
+    LineBuffer,
     Sink,
-    Source,
     check_quotes,
     float_or_none,
     is_keyword,
@@ -193,7 +193,7 @@ _FAST_MIN_RECORDS = 48     # below this the line-by-line reader is cheaper
 _MAX_WORKERS = 4           # threads parsing the blocks of a big section
 
 
-def read_records(src: Source, line: int, off: int, count: int | None, spec: RecordSpec,
+def read_records(src: LineBuffer, line: int, off: int, count: int | None, spec: RecordSpec,
                  sink: Sink, keywords: frozenset) -> Records:
     """Read the records starting at line ``line`` (1-based), byte ``off``.
 
@@ -391,7 +391,7 @@ class _Output:
             self.name_start[a:b] = part.name_start
             self.name_len[a:b] = part.name_len
 
-    def records(self, src: Source, rest, first_line: int, end_line: int, end_off: int) -> Records:
+    def records(self, src: LineBuffer, rest, first_line: int, end_line: int, end_off: int) -> Records:
         n = self.n
         if self.groups is None:
             groups = [np.zeros((0, b - a), dtype=np.int64) for a, b in self.bounds]
@@ -936,7 +936,7 @@ class _Slow:
         return len(self.ints)
 
 
-def _slow(src: Source, line: int, off: int, count: int | None, done: int, spec: RecordSpec,
+def _slow(src: LineBuffer, line: int, off: int, count: int | None, done: int, spec: RecordSpec,
           sink: Sink, keywords: frozenset) -> _Slow:
     """Records from line ``line`` / byte ``off``; ``done`` records of ``count`` were read before."""
     kinds = spec.kinds

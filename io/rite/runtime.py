@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The RiTE runtime's arithmetic (seed 000), with core/: a joint's local
-transform (orientation * rotation, translation in the parent's frame), the
-runtime's own world update, and the Animator's keyframe sampling.
+"""The RiTE runtime's arithmetic (the RiTE skeletal animation system
+document, seed 000), with core/: a joint's local transform (orientation *
+rotation, translation in the parent's frame) and the Animator's keyframe
+sampling.
 """
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core import quat, sampling
-from ...core.skeleton import Skeleton
 
 
 def rite_local(orientation, translation, rotation) -> np.ndarray:
@@ -22,33 +22,13 @@ def rite_local(orientation, translation, rotation) -> np.ndarray:
     return quat.to_mat4(r, t)
 
 
-def rite_world_quat(skel: Skeleton, orientation, translation, rotation):
-    """The seed's ``updateAbsolutes`` literally, with quaternions.
-
-    Returns (absolute rotations (..., J, 4), absolute translations (..., J, 3)).
-    Used to cross-check the matrix path against the runtime's own arithmetic.
-    """
-    local_r = quat.mul(orientation, rotation)
-    local_t = np.broadcast_to(np.asarray(translation, dtype=np.float64), local_r.shape[:-1] + (3,))
-    abs_r = np.empty_like(local_r)
-    abs_t = np.empty(local_r.shape[:-1] + (3,))
-    for d, idx in enumerate(skel.levels):
-        if d == 0:
-            abs_r[..., idx, :] = local_r[..., idx, :]
-            abs_t[..., idx, :] = local_t[..., idx, :]
-        else:
-            p = skel.parents[idx]
-            abs_r[..., idx, :] = quat.mul(abs_r[..., p, :], local_r[..., idx, :])
-            abs_t[..., idx, :] = abs_t[..., p, :] + quat.rotate(abs_r[..., p, :], local_t[..., idx, :])
-    return abs_r, abs_t
-
-
 
 @dataclass
 class RiteClip:
     """A RiTE animation: rotation tracks on integer frames, ``frame_count``.
 
-    Sampled as the RiTE runtime does (seed 000, ``Animator.updateAnimation``):
+    Sampled as the RiTE runtime does (``Animator.updateAnimation`` of the
+    RiTE document, seed 000):
     integer frames, cyclic previous/next key search, span and offset
     measured through the wrap with the frame count, ``slerpNoInvert``."""
 
@@ -74,7 +54,7 @@ class RiteClip:
     def sample(self, frames) -> np.ndarray:
         """Rotations (F, T, 4) of every track at every frame in ``frames``.
 
-        Exactly the seed's ``updateAnimation`` for one frame: the key on the
+        Exactly the RiTE document's ``updateAnimation`` for one frame: the key on the
         frame if there is one, else ``slerpNoInvert(prev, next, off/span)``
         with prev/next searched cyclically and span/off through the wrap.
         One documented difference: a track whose previous and next key are

@@ -7,6 +7,7 @@ import struct
 
 import numpy as np
 
+from ..errors import FormatError
 from .binary_tokens import (
     TOKEN_CBRACE,
     TOKEN_FLOAT_LIST,
@@ -54,7 +55,7 @@ class BinaryEmitter:
         else:
             ints = np.asarray(arr, dtype=np.int64)
             if ints.min() < 0 or ints.max() > 0xFFFFFFFF:
-                raise ValueError("DWORD value out of range")
+                raise FormatError("DWORD value out of range")
             self.pending.append(ints.astype("<u4"))
 
     def _token(self, data: bytes) -> None:
@@ -146,7 +147,7 @@ class BinaryEmitter:
         rows["count_i"] = 2
         ticks = np.round(times)
         if ticks.min() < 0 or ticks.max() > 0xFFFFFFFF:
-            raise ValueError("animation key time out of DWORD range")
+            raise FormatError("animation key time out of DWORD range")
         rows["time"] = ticks.astype(np.int64)
         rows["n"] = n
         rows["tok_f"] = TOKEN_FLOAT_LIST

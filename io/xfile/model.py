@@ -106,9 +106,3 @@ class XFile:
     def all_frames(self):
         for root in self.frames:
             yield from root.walk()
-
-    def all_meshes(self):
-        """Every mesh: top-level ones, then those under frames (file order)."""
-        yield from self.meshes
-        for frame in self.all_frames():
-            yield from frame.meshes

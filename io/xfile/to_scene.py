@@ -131,7 +131,11 @@ class _Reader:
                                      f"its weights are ignored")
                 continue
             off = self.axes.matrices(col(sw.matrix_offset))
-            b = mw @ np.linalg.inv(off)
+            try:
+                b = mw @ np.linalg.inv(off)
+            except np.linalg.LinAlgError:
+                raise FormatError(f"mesh {name!r}: SkinWeights {sw.frame_name!r}: matrixOffset is singular",
+                                  path=self.path) from None
             if not sk.has_bind[j]:
                 sk.bind[j] = b
                 sk.has_bind[j] = True

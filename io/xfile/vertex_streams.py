@@ -11,6 +11,8 @@ import re
 
 import numpy as np
 
+from ..errors import FormatError
+
 USAGES = ["POSITION", "BLENDWEIGHT", "BLENDINDICES", "NORMAL", "PSIZE", "TEXCOORD",
           "TANGENT", "BINORMAL", "TESSFACTOR", "POSITIONT", "COLOR", "FOG", "DEPTH",
           "SAMPLE"]
@@ -146,12 +148,12 @@ def encode_decl(streams: dict[str, np.ndarray], n_vertices: int):
             if m and m.group(1).startswith("USAGE") and m.group(1).endswith("_"):
                 usage = int(m.group(1)[5:-1])
             else:
-                raise ValueError(f"vertex stream name {key!r} is not USAGE + index")
+                raise FormatError(f"vertex stream name {key!r} is not USAGE + index")
         values = np.asarray(values, dtype=np.float64)
         if values.ndim == 1:
             values = values[:, None]
         if values.shape[0] != n_vertices or not 1 <= values.shape[1] <= 4:
-            raise ValueError(f"vertex stream {key!r} has shape {values.shape}, "
+            raise FormatError(f"vertex stream {key!r} has shape {values.shape}, "
                              f"expected ({n_vertices}, 1..4)")
         elements.append((values.shape[1] - 1, 0, usage, int(m.group(2))))
         columns.append(values.astype("<f4"))

@@ -41,8 +41,8 @@ def write_xfile_bytes(xf: XFile, storage: str = "text", float_size: int = 32, pa
     emitter = TextEmitter(float_size) if text else BinaryEmitter(float_size)
     try:
         _Writer(emitter, text).file(xf)
-    except ValueError as exc:
-        raise FormatError(f"cannot write: {exc}", path=path) from None
+    except FormatError as exc:
+        raise FormatError(f"cannot write: {exc.message}", path=path) from None
     body = emitter.getvalue()
     if text:
         body = ("\n" + body).encode("utf-8")
@@ -52,8 +52,9 @@ def write_xfile_bytes(xf: XFile, storage: str = "text", float_size: int = 32, pa
 
 
 def _need(cond: bool, message: str) -> None:
+    """Data the file cannot hold: FormatError (the caller adds the path)."""
     if not cond:
-        raise ValueError(message)
+        raise FormatError(message)
 
 
 class _Writer:

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Normals from positions, computed the way Blender computes a mesh's
-normals after deformation (Blender's evaluated mesh recomputes them from the
+normals after deformation (test-only: the Blender-side tests check Blender's
+evaluated normals against them) (Blender's evaluated mesh recomputes them from the
 deformed positions; the Armature modifier does not rotate stored normals).
 
 Faces are given as flat corner arrays: ``face_sizes`` (F,) and

@@ -1,0 +1,326 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The mesh templates of .X files: Mesh with its faces, MeshNormals,
+MeshTextureCoords, MeshVertexColors, MeshMaterialList and Material,
+SkinWeights, and the vertex streams of DeclData / FVFData."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import limits
+from .key_tables import FLOAT32_MAX
+from .model import XMaterial, XMesh, XSkinWeights
+from .objects import ObjectReader, _Item, _label, _Ref
+from .vertex_streams import decode_decl, decode_fvf, dwords_to_bytes
+
+
+class MeshTemplates(ObjectReader):
+    """Mesh and material objects (mixed into :class:`~.parser.Parser`)."""
+
+    meshes_by_name: dict[str, XMesh]
+    materials_by_name: dict[str, XMaterial]
+    material_refs: list[tuple[XMesh, int, _Ref]]    # { Material } references, resolved at the end
+
+    def faces(self, count: int, what: str):
+        """``count`` faces ``n; i0, ..., in-1`` -> (sizes, flat indices, marker)."""
+        t = self.t
+        start = t.here()
+        if count == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), start
+        first = t.read_int(_Item(what, "face 0"))
+        t.reset(start)
+        # Fast path: every face has the first face's size (all-triangle meshes).
+        # (Probed without raising: building an error costs a scan of a text file.)
+        if first > 0 and count * (first + 1) <= t.numbers_left():
+            flat = t.try_read_ints(count * (first + 1))
+            if flat is not None:
+                table = flat.reshape(count, first + 1)
+                if np.all(table[:, 0] == first):
+                    return (np.full(count, first, dtype=np.int64),
+                            np.ascontiguousarray(table[:, 1:]).reshape(-1), start)
+            t.reset(start)
+        sizes = np.empty(count, dtype=np.int64)
+        parts = []
+        label = _Item(what, "face {}")
+        for f in range(count):
+            mark = t.here()
+            label.index = f
+            n = t.read_int(label)
+            if n < 0 or n > t.numbers_left():
+                raise t.error(f"{what}: face {f} claims {n} indices", mark)
+            sizes[f] = n
+            parts.append(t.read_ints(n, label))
+        return sizes, np.concatenate(parts) if parts else np.zeros(0, np.int64), start
+
+    def check_indices(self, indices, limit, sizes, start, what, target):
+        """Raise at the first index outside [0, limit) of a face list."""
+        if indices.size == 0:
+            return
+        bad = np.flatnonzero((indices < 0) | (indices >= limit))
+        if bad.size == 0:
+            return
+        k = int(bad[0])
+        ends = np.cumsum(sizes)
+        face = int(np.searchsorted(ends, k, side="right"))
+        mark = self.t.mark_plus(start, k + face + 1)  # + one size value per face so far
+        raise self.t.error(f"{what}: face {face} uses {target} {int(indices[k])}, "
+                           f"but there are only {limit}", mark)
+
+    def mesh(self) -> XMesh:
+        t = self.t
+        mark = t.here()
+        name = self.begin("Mesh")
+        what = _label("Mesh", name)
+        self.enter(what, mark)
+        self.count(what, mark)
+        nv = t.read_count(f"{what}: vertex count", 3)
+        vmark = t.here()
+        positions = t.read_floats(3 * nv, f"{what}: vertices").reshape(nv, 3)
+        self.check_floats(positions, vmark, what, "vertex", 3)
+        nf = t.read_count(f"{what}: face count", 1)
+        sizes, indices, fmark = self.faces(nf, f"{what}: faces")
+        self.check_indices(indices, nv, sizes, fmark, f"{what}: faces", "vertex")
+        mesh = XMesh(name, positions, sizes, indices)
+        if name is not None:
+            self.meshes_by_name.setdefault(name, mesh)
+        streams: dict[str, np.ndarray] = {}
+        origins: dict[str, tuple] = {}
+        for ident, mark in self.children(what):
+            if ident is None:
+                self.warn(f"{what}: reference {{ {mark.name} }} ignored")
+            elif ident == "MeshNormals":
+                self.mesh_normals(mesh, what)
+            elif ident == "MeshTextureCoords":
+                self.mesh_uvs(mesh, what)
+            elif ident == "MeshVertexColors":
+                self.mesh_colors(mesh, what)
+            elif ident == "MeshMaterialList":
+                self.material_list(mesh, what)
+            elif ident == "XSkinMeshHeader":
+                self.begin(ident)
+                header = t.read_ints(3, f"{what}: XSkinMeshHeader")
+                mesh.skin_header = tuple(int(x) for x in header)
+                self.end(ident)
+            elif ident == "SkinWeights":
+                self.count(what, mark)
+                mesh.skin_weights.append(self.skin_weights(mesh, what))
+            elif ident == "DeclData":
+                streams.update(self.decl_data(mesh, what, origins))
+            elif ident == "FVFData":
+                streams.update(self.fvf_data(mesh, what, origins))
+            else:
+                self.unknown_object(ident)
+        if mesh.normals is None and "NORMAL0" in streams and streams["NORMAL0"].shape[1] >= 3:
+            normals = np.ascontiguousarray(streams.pop("NORMAL0")[:, :3])
+            self.check_stream(normals, origins["NORMAL0"], what, "NORMAL0")
+            mesh.normals = normals
+            mesh.normal_face_sizes = mesh.face_sizes.copy()
+            mesh.normal_face_indices = mesh.face_indices.copy()
+        if mesh.uvs is None and "TEXCOORD0" in streams and streams["TEXCOORD0"].shape[1] >= 2:
+            uvs = np.ascontiguousarray(streams.pop("TEXCOORD0")[:, :2])
+            self.check_stream(uvs, origins["TEXCOORD0"], what, "TEXCOORD0")
+            mesh.uvs = uvs
+        mesh.extra_streams = streams
+        self.depth -= 1
+        return mesh
+
+    def check_stream(self, values: np.ndarray, origin, what: str, key: str) -> None:
+        """A DeclData / FVFData stream that becomes normals or UVs must be finite."""
+        ok = np.abs(values) <= FLOAT32_MAX
+        if ok.all():
+            return
+        v, c = (int(x) for x in np.argwhere(~ok)[0])
+        kind, mark, offset, stride, component = origin
+        dword = (v * stride + offset + c * component) // 4
+        raise self.t.error(f"{what}: {kind} {key} of vertex {v} is not a finite 32-bit "
+                           f"value ({values[v].tolist()})", self.t.mark_plus(mark, dword))
+
+    def mesh_normals(self, mesh: XMesh, owner: str) -> None:
+        t = self.t
+        what = f"{owner}: MeshNormals"
+        self.begin("MeshNormals")
+        nn = t.read_count(f"{what}: normal count", 3)
+        nmark = t.here()
+        normals = t.read_floats(3 * nn, f"{what}: normals").reshape(nn, 3)
+        self.check_floats(normals, nmark, what, "normal", 3)
+        cmark = t.here()
+        nf = t.read_count(f"{what}: face count", 1)
+        if nf != len(mesh.face_sizes):
+            raise t.error(f"{what}: {nf} normal faces for {len(mesh.face_sizes)} mesh faces", cmark)
+        sizes, indices, fmark = self.faces(nf, f"{what}: faces")
+        if not np.array_equal(sizes, mesh.face_sizes):
+            f = int(np.flatnonzero(sizes != mesh.face_sizes)[0])
+            raise t.error(f"{what}: face {f} has {int(sizes[f])} normal indices for "
+                          f"{int(mesh.face_sizes[f])} vertices", fmark)
+        self.check_indices(indices, nn, sizes, fmark, f"{what}: faces", "normal")
+        mesh.normals, mesh.normal_face_sizes, mesh.normal_face_indices = normals, sizes, indices
+        self.end(what)
+
+    def mesh_uvs(self, mesh: XMesh, owner: str) -> None:
+        t = self.t
+        what = f"{owner}: MeshTextureCoords"
+        self.begin("MeshTextureCoords")
+        mark = t.here()
+        n = t.read_count(f"{what}: count", 2)
+        if n != len(mesh.positions):
+            raise t.error(f"{what}: {n} texture coordinates for {len(mesh.positions)} vertices", mark)
+        umark = t.here()
+        uvs = t.read_floats(2 * n, what).reshape(n, 2)
+        self.check_floats(uvs, umark, what, "texture coordinate", 2)
+        mesh.uvs = uvs
+        self.end(what)
+
+    def mesh_colors(self, mesh: XMesh, owner: str) -> None:
+        t = self.t
+        what = f"{owner}: MeshVertexColors"
+        self.begin("MeshVertexColors")
+        n = t.read_count(f"{what}: count", 5)
+        start = t.here()
+        table = t.read_floats(5 * n, what).reshape(n, 5)
+        index = table[:, 0]
+        nv = len(mesh.positions)
+        bad = np.flatnonzero((index < 0) | (index >= nv) | (index != np.floor(index)))
+        if bad.size:
+            k = int(bad[0])
+            raise t.error(f"{what}: entry {k} names vertex {index[k]:g}, but there are only "
+                          f"{nv} vertices", t.mark_plus(start, 5 * k))
+        self.check_floats(table, start, what, "entry", 5)
+        colors = mesh.vertex_colors if mesh.vertex_colors is not None else np.ones((nv, 4))
+        colors[index.astype(np.int64)] = table[:, 1:]
+        mesh.vertex_colors = colors
+        self.end(what)
+
+    def material_list(self, mesh: XMesh, owner: str) -> None:
+        t = self.t
+        what = f"{owner}: MeshMaterialList"
+        self.begin("MeshMaterialList")
+        nmark = t.here()
+        n_materials = t.read_count(f"{what}: material count", 0)
+        # Each material of the list is an object or a { reference }: 3 tokens at least.
+        if n_materials > limits.MAX_MATERIALS or 3 * n_materials > t.tokens_left():
+            limit = (f"more than {limits.MAX_MATERIALS} materials" if n_materials > limits.MAX_MATERIALS else
+                     f"only {t.tokens_left()} tokens are left")
+            raise t.error(f"{what}: material count {n_materials}: {limit}", nmark)
+        cmark = t.here()
+        n_indices = t.read_count(f"{what}: face index count", 1)
+        nf = len(mesh.face_sizes)
+        if n_indices not in (nf, 1) and not (n_indices == 0 and nf == 0):
+            raise t.error(f"{what}: {n_indices} face material indices for {nf} faces", cmark)
+        imark = t.here()
+        indices = t.read_ints(n_indices, f"{what}: face material indices")
+        bad = np.flatnonzero((indices < 0) | (indices >= n_materials))
+        if bad.size:
+            k = int(bad[0])
+            raise t.error(f"{what}: face {k} uses material {int(indices[k])}, but the list "
+                          f"declares {n_materials}", t.mark_plus(imark, k))
+        if n_indices == 1 and nf != 1:
+            indices = np.full(nf, indices[0], dtype=np.int64)
+        materials: list = []
+        for ident, mark in self.children(what):
+            if ident is None:
+                if len(materials) >= limits.MAX_MATERIALS:
+                    raise t.error(f"{what}: more than {limits.MAX_MATERIALS} materials", mark.mark)
+                self.count(what, mark.mark)
+                self.material_refs.append((mesh, len(materials), mark))
+                materials.append(None)
+            elif ident == "Material":
+                if len(materials) >= limits.MAX_MATERIALS:
+                    raise t.error(f"{what}: more than {limits.MAX_MATERIALS} materials", mark)
+                materials.append(self.material())
+            else:
+                self.unknown_object(ident)
+        if len(materials) != n_materials:
+            self.warn(f"{what}: declares {n_materials} materials, holds {len(materials)}")
+            # Pad with defaults only as far as the face indices need (at most the
+            # declared count, which was checked above, and within limits.MAX_OBJECTS).
+            needed = int(indices.max()) + 1 if indices.size else 0
+            if needed > len(materials):
+                self.count(what, nmark, needed - len(materials))
+            while len(materials) < needed:
+                materials.append(XMaterial())
+        mesh.material_indices = indices
+        mesh.materials = materials
+
+    def material(self) -> XMaterial:
+        t = self.t
+        mark = t.here()
+        name = self.begin("Material")
+        what = _label("Material", name)
+        self.count(what, mark)
+        vmark = t.here()
+        values = t.read_floats(11, what)
+        self.check_floats(values, vmark, what)
+        mat = XMaterial(name, values[0:4].copy(), float(values[4]), values[5:8].copy(),
+                        values[8:11].copy())
+        for ident, mark in self.children(what):
+            if ident in ("TextureFilename", "TextureFileName"):
+                self.begin(ident)
+                mat.texture = self.string(f"{what}: {ident}")
+                self.end(ident)
+            elif ident is None:
+                self.warn(f"{what}: reference {{ {mark.name} }} ignored")
+            else:
+                self.unknown_object(ident)
+        if name is not None:
+            self.materials_by_name.setdefault(name, mat)
+        return mat
+
+    def skin_weights(self, mesh: XMesh, owner: str) -> XSkinWeights:
+        t = self.t
+        self.begin("SkinWeights")
+        bone = self.string(f"{owner}: SkinWeights")
+        what = f"{owner}: SkinWeights {bone!r}"
+        n = t.read_count(f"{what}: weight count", 2)
+        imark = t.here()
+        indices = t.read_ints(n, f"{what}: vertex indices")
+        wmark = t.here()
+        weights = t.read_floats(n, f"{what}: weights")
+        matrix = self.read_matrix(f"{what}: matrixOffset")
+        nv = len(mesh.positions)
+        bad = np.flatnonzero((indices < 0) | (indices >= nv))
+        if bad.size:
+            k = int(bad[0])
+            raise t.error(f"{what}: weight {k} names vertex {int(indices[k])}, but the mesh "
+                          f"has only {nv} vertices", t.mark_plus(imark, k))
+        self.check_floats(weights, wmark, what, "weight")
+        self.end(what)
+        return XSkinWeights(bone, indices, weights, matrix)
+
+    def decl_data(self, mesh: XMesh, owner: str, origins: dict) -> dict:
+        t = self.t
+        what = f"{owner}: DeclData"
+        self.begin("DeclData")
+        ne = t.read_count(f"{what}: element count", 4)
+        elements = t.read_ints(4 * ne, f"{what}: elements").reshape(ne, 4)
+        return self._vertex_data("DeclData", what, origins,
+                                 lambda raw, warnings, layout: decode_decl(elements, raw, len(mesh.positions),
+                                                                           warnings, what, layout))
+
+    def fvf_data(self, mesh: XMesh, owner: str, origins: dict) -> dict:
+        t = self.t
+        what = f"{owner}: FVFData"
+        self.begin("FVFData")
+        fvf = t.read_int(f"{what}: flags")
+        return self._vertex_data("FVFData", what, origins,
+                                 lambda raw, warnings, layout: decode_fvf(fvf, raw, len(mesh.positions),
+                                                                          warnings, what, layout))
+
+    def _vertex_data(self, kind: str, what: str, origins: dict, decode) -> dict:
+        """The DWORD array that ends a DeclData / FVFData object, decoded into
+        vertex streams (``decode(raw bytes, warnings, layout)``); each stream's
+        origin (object kind, the data's mark, its place) goes into ``origins``."""
+        t = self.t
+        mark = t.here()
+        nd = t.read_count(f"{what}: DWORD count", 1)
+        dmark = t.here()
+        raw = dwords_to_bytes(t.read_ints(nd, f"{what}: data"))
+        if raw is None:
+            raise t.error(f"{what}: data value out of DWORD range", mark)
+        self.end(what)
+        warnings: list[str] = []
+        layout: dict = {}
+        streams = decode(raw, warnings, layout)
+        for message in warnings:
+            self.warn(message)
+        for key, where in layout.items():
+            origins[key] = (kind, dmark, *where)
+        return streams

@@ -1,0 +1,243 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Scene skeleton -> Blender armature (the builder's armature pass).
+
+* :func:`bone_joints` — which joints become bones (Blender has no frames
+  without bones: the joints that skin or hold meshes, the animated ones and
+  their ancestors, or every joint);
+* :func:`rest_matrices` — Blender bones are rigid and rebuilt from a
+  direction and a roll: the rest is the orthonormal part of the bind, the
+  rest of it is ``K`` (``core.rig.RestSplit``);
+* :func:`build_armature` — the armature object, its bones and the default
+  pose; :func:`build_empties` — the joints as empties when no bone is needed.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import bpy
+import numpy as np
+from mathutils import Matrix
+
+from ..core import rig, sampling
+from ..scene import Scene, SceneError
+from . import metadata
+
+if TYPE_CHECKING:
+    from .builder import Built, Options
+
+MIN_BONE_FRACTION = 2e-3    # bone length floor, as a fraction of the model size
+MIN_BONE_LENGTH = 1e-3      # absolute floor (Blender units)
+#: Bone directions (degrees from the parent's -Y) where Blender's float32
+#: bone matrices are imprecise (errors up to 4e-5 between 2 and 15 degrees,
+#: below 1e-6 outside): [PRECISE_CONE, BAD_CONE) is avoided.
+PRECISE_CONE, BAD_CONE = 2.0, 16.0
+
+
+def bone_joints(scene: Scene, every_joint: bool = False) -> np.ndarray:
+    """(J,) bool: joints that become bones: every joint, or the joints that
+    skin meshes, hold rigid meshes (when anything is skinned or animated) or
+    are animated, plus their ancestors. A frame that only holds a skinned
+    mesh is no bone: skinning ignores its animation (D3DX's and the oracle's)."""
+    sk = scene.skeleton
+    assert sk is not None
+    J = len(sk)
+    if every_joint:
+        return np.ones(J, dtype=bool)
+    need = np.zeros(J, dtype=bool)
+    skinned = False
+    for m in scene.meshes:
+        if m.skin is not None and len(m.skin.joints):
+            need[m.skin.joints] = True
+            skinned = True
+    animated = any(c.animated.any() for c in scene.clips)
+    if skinned or animated:
+        for m in scene.meshes:
+            if m.parent >= 0 and m.skin is None:
+                need[m.parent] = True
+    if animated and not skinned and not need.any():
+        for c in scene.clips:
+            need |= c.animated
+    for j in sk.order[::-1]:
+        if need[j] and sk.parents[j] >= 0:
+            need[sk.parents[j]] = True
+    return need
+
+
+def rest_matrices(scene: Scene, bones: np.ndarray, parent: np.ndarray, rest_from: str,
+                  direction: str = "FILE", size: float = 1.0):
+    """(rigid rest matrices (B, 4, 4), bind matrices (B, 4, 4)) for the
+    bones' joints. ``direction`` "FILE" keeps the joints' axes; "CHILDREN"
+    turns each bone about its head to point at its child; with several
+    children, at the one that leads the largest sub-hierarchy (the chain:
+    hips -> spine rather than a thigh), several equal ones at their mean
+    head; a leaf continues its parent's direction. The turn keeps as much of
+    the joint's twist as possible (``core.rig.aim_y``) and changes only how
+    the bone looks and poses: ``K`` absorbs it, deformation and animation
+    stay exact."""
+    sk = scene.skeleton
+    bind = sk.bind[bones].copy()
+    # Joints that skin nothing have no true bind pose: keep only a rigid
+    # transform and a uniform scale of the derived one, so that K stays a
+    # uniform scale (their pose still shows the default pose exactly).
+    free = ~sk.has_bind[bones]
+    if free.any():
+        k = np.cbrt(np.abs(np.linalg.det(bind[free, :3, :3])))
+        fixed = rig.orthonormal(bind[free])
+        fixed[:, :3, :3] *= np.where(k > 0, k, 1.0)[:, None, None]
+        bind[free] = fixed
+    src = bind if rest_from == "BIND" else sk.world()[bones]
+    target = rig.orthonormal(src)
+    if direction == "CHILDREN":
+        heads = target[:, :3, 3]
+        kids = rig.children(parent)
+        min_len = max(size * MIN_BONE_FRACTION, MIN_BONE_LENGTH)
+        leads = np.ones(len(bones), dtype=np.int64)        # bones in each sub-hierarchy
+        for i in range(len(bones) - 1, -1, -1):            # parents come first
+            if parent[i] >= 0:
+                leads[parent[i]] += leads[i]
+        for i in range(len(bones)):
+            aim = None
+            if kids[i]:
+                far = [k for k in kids[i] if np.linalg.norm(heads[k] - heads[i]) > min_len] or kids[i]
+                most = max(leads[k] for k in far)
+                chain = [k for k in far if leads[k] == most]
+                aim = np.mean(heads[chain], axis=0) - heads[i]
+            elif parent[i] >= 0:
+                aim = target[parent[i], :3, 1]
+            if aim is not None and np.linalg.norm(aim) > (min_len if kids[i] else 0.0):
+                target[i, :3, :3] = rig.aim_y(target[i, :3, :3], aim)
+    # Blender rebuilds each bone's rotation in its parent's space (the
+    # armature's for a root) from a direction and a roll, in float32
+    # (vec_roll_to_mat3), and loses precision (to ~4e-5, passed on to every
+    # descendant) when the direction is a few degrees from the parent's -Y
+    # (exactly -Y is a special case, and exact). K absorbs any change made here.
+    turn = np.array([[1.0, 0, 0, 0], [0, 0, -1, 0], [0, 1, 0, 0], [0, 0, 0, 1]])
+    for i in range(len(bones)):
+        p = parent[i]
+        frame = target[p, :3, :3] if p >= 0 else np.eye(3)
+        y = frame.T @ target[i, :3, 1]
+        angle = np.degrees(np.arccos(np.clip(-y[1], -1.0, 1.0)))
+        if direction == "CHILDREN":
+            if PRECISE_CONE <= angle < BAD_CONE:   # tilt out of the band, towards the nearer edge
+                goal = 0.0 if angle < 0.5 * (PRECISE_CONE + BAD_CONE) else BAD_CONE
+                side = np.array([y[0], 0.0, y[2]])
+                side /= max(np.linalg.norm(side), 1e-300)
+                a = np.radians(goal)
+                new_y = frame @ (np.sin(a) * side + np.array([0.0, -np.cos(a), 0.0]))
+                target[i, :3, :3] = rig.aim_y(target[i, :3, :3], new_y)
+        elif p >= 0 and angle < BAD_CONE:
+            target[i] = target[i] @ turn       # keep the file's axes, swapped (Y -> Z)
+    return target, bind
+
+
+def bone_lengths(heads: np.ndarray, parents: np.ndarray, size: float, min_len: float) -> np.ndarray:
+    """Mean distance to the children's heads; a leaf gets half its parent's
+    length (parents come before children); never below ``min_len``."""
+    kids = rig.children(parents)
+    lengths = np.zeros(len(heads))
+    for j in range(len(heads)):
+        d = [float(np.linalg.norm(heads[k] - heads[j])) for k in kids[j]]
+        d = [x for x in d if x > min_len]
+        lengths[j] = float(np.mean(d)) if d else 0.0
+    for j in range(len(heads)):
+        if lengths[j] == 0.0:
+            p = parents[j]
+            lengths[j] = 0.5 * lengths[p] if p >= 0 and lengths[p] > 0 else size * 0.05
+    return np.maximum(lengths, min_len)
+
+
+def create_bones(context, obj, names: list[str], parents, matrices: np.ndarray, lengths) -> list[str]:
+    """Edit bones with the given armature-space rest matrices, lengths and
+    parents (not connected). Returns the names Blender gave them; edit bones
+    die on leaving edit mode."""
+    prev_active = context.view_layer.objects.active
+    context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    try:
+        ebones = []
+        for name, m, length in zip(names, matrices, lengths):
+            eb = obj.data.edit_bones.new(name)
+            eb.head = (0.0, 0.0, 0.0)
+            eb.tail = (0.0, float(length), 0.0)
+            eb.matrix = Matrix(np.asarray(m).tolist())
+            eb.use_connect = False
+            ebones.append(eb)
+        for i, p in enumerate(parents):
+            if p >= 0:
+                ebones[i].parent = ebones[p]
+        return [eb.name for eb in ebones]
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+        context.view_layer.objects.active = prev_active
+
+
+def build_armature(context, built: Built, name: str, options: Options, size: float) -> None:
+    scene = built.scene
+    sk = scene.skeleton
+    sel = bone_joints(scene, options.every_joint_bone)
+    bones = np.array([j for j in sk.order if sel[j]], dtype=np.int64)
+    pos = {int(j): i for i, j in enumerate(bones)}
+    parent = np.array([pos.get(int(sk.parents[j]), -1) for j in bones], dtype=np.int64)
+    target, bind = rest_matrices(scene, bones, parent, options.rest_from, options.bone_direction, size)
+    min_len = max(size * MIN_BONE_FRACTION, MIN_BONE_LENGTH)
+    lengths = bone_lengths(target[:, :3, 3], parent, size, min_len)
+    arm = bpy.data.armatures.new(name)
+    obj = bpy.data.objects.new(name, arm)
+    context.collection.objects.link(obj)
+    wanted = [sk.names[j] for j in bones]
+    names = create_bones(context, obj, wanted, parent, target, lengths)
+    for w, got in zip(wanted, names):
+        if w != got:
+            built.warnings.append(f"joint name {w!r} is a duplicate or too long: bone named {got!r}")
+    rest = np.array([np.array(arm.bones[n].matrix_local, dtype=np.float64) for n in names]).reshape(-1, 4, 4)
+    # Blender's float32 bones degenerate at extreme sizes (a joint 1e20 away):
+    # their rest must be a rotation, or nothing built on it is right
+    lost = np.flatnonzero(~(np.abs(np.linalg.det(rest[:, :3, :3]) - 1.0) < 1e-3))
+    if len(lost):
+        i = int(lost[0])
+        raise SceneError(f"joint {wanted[i]!r}: Blender cannot hold its bone (head at "
+                         f"{tuple(float(f'{x:.6g}') for x in target[i, :3, 3])}, length {lengths[i]:.6g}): "
+                         f"the file's coordinates are too large")
+    for n in names:
+        obj.pose.bones[n].rotation_mode = "QUATERNION"
+    built.armature = obj
+    built.bones = bones
+    built.bone_names = {int(j): n for j, n in zip(bones, names)}
+    built.rest = rig.RestSplit(rest, bind, parent)
+    set_pose(built, built.rest.pose_basis(sk.world()[bones][None])[0])
+    metadata.store(obj, metadata.RIG_KEY, {
+        "format": scene.source.format, "path": scene.source.path, "axes": scene.source.axes.to_json(),
+        "names": list(sk.names), "parents": sk.parents, "local": sk.local.reshape(-1, 16),
+        "bind": sk.bind.reshape(-1, 16), "has_bind": sk.has_bind.astype(int),
+        "bones": {str(j): n for j, n in built.bone_names.items()}, "K": built.rest.rest_to_bind.reshape(-1, 16),
+        "extras": sk.extras,
+        "scene_extras": scene.extras})
+
+
+def set_pose(built: Built, basis: np.ndarray) -> None:
+    """Pose-bone location/rotation/scale from basis matrices (B, 4, 4)."""
+    t, r, s = sampling.decompose_trs(basis)
+    r = np.where(r[:, 3:4] < 0, -r, r)
+    pb = built.armature.pose.bones
+    idx = {built.bone_names[int(j)]: i for i, j in enumerate(built.bones)}
+    perm = np.array([idx[b.name] for b in pb], dtype=np.int64)
+    pb.foreach_set("location", t[perm].astype(np.float32).reshape(-1))
+    pb.foreach_set("rotation_quaternion",
+                   np.concatenate((r[:, 3:], r[:, :3]), axis=1)[perm].astype(np.float32).reshape(-1))
+    pb.foreach_set("scale", s[perm].astype(np.float32).reshape(-1))
+
+
+def build_empties(context, built: Built, size: float) -> None:
+    """A scene whose joints need no armature (nothing skinned or animated):
+    the joint hierarchy as empties, as Blender's glTF importer makes nodes."""
+    sk = built.scene.skeleton
+    for j in sk.order.tolist():
+        obj = bpy.data.objects.new(sk.names[j], None)
+        obj.empty_display_type = "PLAIN_AXES"
+        obj.empty_display_size = max(size * 0.02, 1e-3)
+        context.collection.objects.link(obj)
+        p = int(sk.parents[j])
+        if p >= 0:
+            obj.parent = built.empties[p]
+        obj.matrix_basis = Matrix(sk.local[j].tolist())
+        built.empties[j] = obj

@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Blender armature -> scene skeleton (the extractor's armature pass): a rig
+made by the builder gives back the file's joints (names, default pose, bind
+matrices, extras and the axis conversion, from :mod:`.metadata`), so that
+exporting to the format it came from writes the file's own numbers; any
+other armature gives one joint per bone."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..core import rig
+from ..scene import AxisConversion, Scene, Skeleton, Source
+from . import metadata
+
+
+def matrix(x) -> np.ndarray:
+    """A Blender 4x4 matrix as float64 numpy."""
+    return np.array(x, dtype=np.float64).reshape(4, 4)
+
+
+@dataclass
+class Rig:
+    """An armature as a skeleton: joint of each bone, the rest split, and the
+    scene holding the skeleton (its source says which format made it)."""
+
+    obj: Any                                 # the armature object
+    scene: Scene
+    bones: np.ndarray                        # joint index of each bone, parents first
+    bone_names: dict[int, str]               # joint -> bone name
+    rest: rig.RestSplit
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def skeleton(self) -> Skeleton:
+        assert self.scene.skeleton is not None     # a Rig is made from an armature
+        return self.scene.skeleton
+
+
+def _bones_parents_first(arm):
+    order = []
+    stack = [b for b in arm.bones if b.parent is None][::-1]
+    while stack:
+        b = stack.pop()
+        order.append(b)
+        stack.extend(list(b.children)[::-1])
+    return order
+
+
+def rig_of(arm_obj) -> Rig:
+    """The skeleton of an armature: the builder's stored joints when the rig
+    came from a file (and its bones still exist), else one joint per bone
+    (bind = rest, default pose = rest)."""
+    arm_world = matrix(arm_obj.matrix_world)
+    bones_bl = _bones_parents_first(arm_obj.data)
+    rest_arm = {b.name: matrix(b.matrix_local) for b in bones_bl}
+    meta = metadata.load(arm_obj, metadata.RIG_KEY)
+    if meta and all(n in rest_arm for n in meta.get("bones", {}).values()):
+        names = list(meta["names"])
+        J = len(names)
+        local = np.array(meta["local"], dtype=np.float64).reshape(J, 4, 4)
+        bind = np.array(meta["bind"], dtype=np.float64).reshape(J, 4, 4)
+        sk = Skeleton(names, np.array(meta["parents"]), local, bind, np.array(meta["has_bind"], dtype=bool),
+                      extras=meta.get("extras") or {})
+        bone_names = {int(j): n for j, n in meta["bones"].items()}
+        order = {int(j): i for i, j in enumerate(sk.order)}
+        bones = np.array(sorted(bone_names, key=lambda j: order[j]), dtype=np.int64)
+        axes = AxisConversion.from_json(meta["axes"])
+        scene = Scene(arm_obj.name, sk, source=Source(meta.get("format", "blender"), meta.get("path", ""), axes),
+                      extras=meta.get("scene_extras") or {})
+        K = np.array(meta["K"], dtype=np.float64).reshape(-1, 4, 4) if "K" in meta else None
+        rest = np.array([arm_world @ rest_arm[bone_names[int(j)]] for j in bones]).reshape(-1, 4, 4)
+        if K is not None and len(K) == len(bones):
+            sk.bind[bones] = rest @ K      # the bones may have been edited since: follow them
+        pos = {int(j): i for i, j in enumerate(bones)}
+        parent = np.array([pos.get(int(sk.parents[j]), -1) for j in bones], dtype=np.int64)
+        return Rig(arm_obj, scene, bones, bone_names, rig.RestSplit(rest, sk.bind[bones], parent))
+    names = [b.name for b in bones_bl]
+    index = {n: i for i, n in enumerate(names)}
+    parents = np.array([index[b.parent.name] if b.parent else -1 for b in bones_bl], dtype=np.int64)
+    rest = np.array([arm_world @ rest_arm[n] for n in names]).reshape(-1, 4, 4)
+    has_p = (parents >= 0)[:, None, None]
+    local = np.linalg.inv(np.where(has_p, rest[np.maximum(parents, 0)], np.eye(4))) @ rest
+    sk = Skeleton(names, parents, local, rest.copy(), np.ones(len(names), dtype=bool))
+    scene = Scene(arm_obj.name, sk, source=Source("blender", "", AxisConversion()))
+    bones = np.arange(len(names), dtype=np.int64)
+    return Rig(arm_obj, scene, bones, dict(enumerate(names)), rig.RestSplit(rest, rest, parents))

@@ -1,0 +1,350 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Scene meshes -> Blender meshes (the builder's mesh pass): faces Blender
+can hold, UVs, colours and exact normals (:func:`build_mesh`), placement,
+parenting and vertex groups (:func:`place_mesh`, :func:`add_vertex_groups`),
+and Principled BSDF materials (:func:`make_material`)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+import bpy
+import numpy as np
+from mathutils import Matrix
+
+from ..scene import Material, Mesh, Scene
+from ..scene import evaluate as oracle
+from . import attribute_nodes, mesh_arrays, metadata, textures
+
+if TYPE_CHECKING:
+    from .builder import Built
+
+#: Blender's material creation slows down quadratically: beyond this many
+#: materials, materials that look the same share one Blender material (each
+#: face keeps its own in the MATERIAL_ATTR face attribute).
+MATERIAL_LIMIT = 256
+
+
+def valid_faces(mesh: Mesh, warnings: list[str], label: str):
+    """Faces Blender can hold (3+ corners, no vertex twice, not on the same
+    vertices as an earlier face): (kept faces, their corners' indices into
+    mesh.corners, sizes, loop starts). Faces are compared size by size, each
+    as its row of vertices sorted."""
+    sizes = np.asarray(mesh.face_sizes, dtype=np.int64)
+    idx = np.asarray(mesh.corners, dtype=np.int64)
+    starts = mesh.face_starts
+    keep = sizes >= 3
+    degenerate = dup_faces = 0
+    for k in np.unique(sizes[keep]).tolist():
+        faces = np.flatnonzero(sizes == k)
+        rows = np.sort(idx[starts[faces][:, None] + np.arange(k)[None, :]], axis=1)
+        twice = (rows[:, 1:] == rows[:, :-1]).any(axis=1)
+        if twice.any():
+            keep[faces[twice]] = False
+            degenerate += int(twice.sum())
+            faces, rows = faces[~twice], rows[~twice]
+        again = _repeated_rows(rows, len(mesh.positions))
+        if len(again):
+            keep[faces[again]] = False
+            dup_faces += len(again)
+    degenerate += int((sizes < 3).sum())
+    if degenerate:
+        warnings.append(f"{label}: {degenerate} degenerate face(s) skipped")
+    if dup_faces:
+        warnings.append(f"{label}: {dup_faces} duplicate face(s) (the same vertices as another) skipped")
+    kept = np.nonzero(keep)[0]
+    ksizes = sizes[kept]
+    kstart = np.zeros(len(kept), dtype=np.int64)
+    if len(kept) > 1:
+        np.cumsum(ksizes[:-1], out=kstart[1:])
+    src = np.repeat(starts[kept], ksizes) + (np.arange(int(ksizes.sum())) - np.repeat(kstart, ksizes))
+    return kept, src, ksizes, kstart
+
+
+def _repeated_rows(rows: np.ndarray, n_values: int) -> np.ndarray:
+    """Indices of the rows of ``rows`` ((n, k) ints in 0..n_values-1) equal
+    to an earlier row."""
+    n, k = rows.shape
+    if n < 2:
+        return np.zeros(0, dtype=np.int64)
+    if n_values ** k < 2 ** 63:                  # one integer per row
+        key = rows[:, 0].copy()
+        for c in range(1, k):
+            key *= n_values
+            key += rows[:, c]
+        order = np.argsort(key, kind="stable")
+        sk = key[order]
+        same = sk[1:] == sk[:-1]
+    else:
+        order = np.lexsort(rows.T[::-1])         # stable: equal rows keep their order
+        sr = rows[order]
+        same = (sr[1:] == sr[:-1]).all(axis=1)
+    return np.sort(order[1:][same])
+
+
+def _appearance(mat: Material) -> tuple:
+    return (tuple(np.round(np.asarray(mat.color, dtype=np.float64), 9)), round(float(mat.specular_power), 9),
+            tuple(np.round(mat.specular, 9)), tuple(np.round(mat.emissive, 9)), mat.texture)
+
+
+def material_groups(scene: Scene) -> np.ndarray:
+    """(M,) index of the Blender material each scene material becomes: its
+    own, or (beyond MATERIAL_LIMIT) the first one that looks the same."""
+    n = len(scene.materials)
+    if n <= MATERIAL_LIMIT:
+        return np.arange(n)
+    first: dict[tuple, int] = {}
+    return np.array([first.setdefault(_appearance(m), k) for k, m in enumerate(scene.materials)], dtype=np.int64)
+
+
+def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups: np.ndarray) -> Any:
+    scene = built.scene
+    m = scene.meshes[mi]
+    label = f"mesh {m.name!r}"
+    me = bpy.data.meshes.new(m.name)
+    V = len(m.positions)
+    kept, src, sizes, starts = valid_faces(m, built.warnings, label)
+    loop_v = np.asarray(m.corners, dtype=np.int64)[src]
+    me.vertices.add(V)
+    mesh_arrays.write(me, "position", "FLOAT_VECTOR", "POINT", m.positions)
+    me.loops.add(len(loop_v))
+    me.polygons.add(len(sizes))
+    mesh_arrays.write(me, ".corner_vert", "INT", "CORNER", loop_v)
+    me.polygons.foreach_set("loop_start", starts.astype(np.int32))
+    # faces are smooth: a new mesh has no sharp_face attribute
+    scene_mats = np.asarray(m.materials, dtype=np.int64)
+    slots = np.unique(groups[scene_mats]) if len(scene_mats) else scene_mats
+    if m.face_materials is not None and len(m.materials):
+        face_scene = scene_mats[np.asarray(m.face_materials)[kept]]
+        mesh_arrays.write(me, "material_index", "INT", "FACE", np.searchsorted(slots, groups[face_scene]))
+        if len(slots) < len(scene_mats):
+            mesh_arrays.write(me, metadata.MATERIAL_ATTR, "INT", "FACE", face_scene)
+    if m.uvs is not None and len(loop_v):
+        mesh_arrays.set_uv_map(me, "UVMap", np.asarray(m.uvs, dtype=np.float32)[src])
+    if m.colors is not None:
+        colors: Any = me.color_attributes.new("Color", "FLOAT_COLOR", "POINT")
+        colors.data.foreach_set("color", np.asarray(m.colors, dtype=np.float32).reshape(-1))
+    me.update(calc_edges=True)
+    if m.normals is not None and len(loop_v):
+        n = np.asarray(m.normals, dtype=np.float32)[src]
+        per_vertex = np.zeros((V, 3), dtype=np.float32)
+        per_vertex[loop_v] = n
+        if np.array_equal(per_vertex[loop_v], n):      # one normal per vertex: the cheaper per-vertex call
+            me.normals_split_custom_set_from_vertices(per_vertex)
+        else:
+            me.normals_split_custom_set(n)
+        # the exact normals, for a lossless export (custom normals are stored quantised)
+        mesh_arrays.write(me, metadata.NORMAL_ATTR, "FLOAT_VECTOR", "CORNER", n)
+    # no Mesh.validate(): valid_faces and the scene's validation leave it nothing
+    # to fix (the tests run it on every imported mesh, hostile files included)
+    for k in slots.tolist():
+        me.materials.append(materials[k])
+    obj = bpy.data.objects.new(m.name, me)
+    context.collection.objects.link(obj)
+    meta = {"index": mi, "extras": m.extras}
+    if len(slots) < len(scene_mats):   # the scene materials the attribute refers to
+        meta["materials"] = {str(k): {"name": scene.materials[k].name, "extras": scene.materials[k].extras}
+                             for k in np.unique(face_scene).tolist()}
+    metadata.store(obj, metadata.MESH_KEY, meta)
+    return obj
+
+
+def place_mesh(built: Built, mi: int, obj, default_world: np.ndarray | None) -> None:
+    """Skinned meshes: parented to the armature at their default-pose
+    placement, vertex groups, Armature modifier. Rigid meshes under a bone:
+    parented to it. Anything else: at its default-pose placement. The exact
+    placement is kept in the mesh's metadata (Blender stores float32)."""
+    scene = built.scene
+    m = scene.meshes[mi]
+    arm = built.armature
+    mw = (oracle.placement(scene, m, default_world) if default_world is not None
+          else np.asarray(m.matrix, dtype=np.float64))
+    meta = metadata.load(obj, metadata.MESH_KEY) or {}
+    meta.update(world=np.asarray(mw).reshape(-1), parent=int(m.parent),
+                matrix=np.asarray(m.matrix, dtype=np.float64).reshape(-1))
+    metadata.store(obj, metadata.MESH_KEY, meta)
+    if m.skin is not None and arm is not None:
+        obj.parent = arm
+        obj.matrix_parent_inverse = Matrix.Identity(4)
+        obj.matrix_basis = Matrix(mw.tolist())
+        add_vertex_groups(obj, m, built)
+        mod = obj.modifiers.new("Armature", "ARMATURE")
+        mod.object = arm
+        return
+    if arm is not None and m.parent in built.bone_names:
+        bi = int(np.nonzero(built.bones == m.parent)[0][0])
+        bone = arm.data.bones[built.bone_names[m.parent]]
+        obj.parent = arm
+        obj.parent_type = "BONE"
+        obj.parent_bone = bone.name
+        obj.matrix_parent_inverse = Matrix.Identity(4)
+        tail = np.eye(4)
+        tail[1, 3] = -bone.length
+        obj.matrix_basis = Matrix((tail @ built.rest.rest_to_bind[bi] @ np.asarray(m.matrix)).tolist())
+        return
+    if m.parent in built.empties:
+        obj.parent = built.empties[m.parent]
+        obj.matrix_basis = Matrix(np.asarray(m.matrix).tolist())
+        return
+    obj.matrix_basis = Matrix(mw.tolist())
+
+
+def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
+    """One vertex group per skin joint that is a bone; several weights of one
+    (vertex, joint) pair add up (as in the oracle's ``core.skinning.Influences``)
+    and each weight is stored as ``VertexGroup.add`` stores it (clamped to
+    [0, 1]).
+
+    ``VertexGroup.add`` sets one weight per call: generated weights make a
+    few batches of equal weight, a painted mesh about one per vertex and
+    group. From ``bulk_from`` distinct weights on, the positive weights go
+    in bulk instead: a float point attribute per group, stored into the
+    groups by a temporary Geometry Nodes modifier (*Store Named Attribute*:
+    the same float32 values, no entry for a zero), applied. Zero weights and
+    groups whose name an attribute could shadow are still added with
+    ``VertexGroup.add``; if Blender refuses the bulk path, everything is."""
+    # the bulk path costs a modifier applied, about as much as this many add calls
+    # (bench_rite_blender profiles both), then little per vertex and group
+    bulk_from = 2000
+    bulk_floats = 1 << 25       # temporary attributes at once (128 MB)
+    sk = m.skin
+    groups = {}          # joint -> (name, index): applying a modifier renews the groups' RNA
+    for j in sk.joints.tolist():
+        if j in built.bone_names:
+            g = obj.vertex_groups.new(name=built.bone_names[j])
+            groups[j] = (g.name, g.index)
+    if not len(sk.vertex):
+        return
+    n_j = int(max(sk.joint.max(), 0)) + 1
+    pair = sk.vertex * n_j + sk.joint
+    uniq, inv = np.unique(pair, return_inverse=True)
+    w = np.bincount(inv, weights=sk.weight, minlength=len(uniq)).astype(np.float32)
+    if len(uniq) != len(pair):
+        built.warnings.append(f"mesh {m.name!r}: {len(pair) - len(uniq)} repeated (vertex, joint) weights "
+                              f"added up")
+    v, j = uniq // n_j, uniq % n_j
+    keep = np.isin(j, np.array(sorted(groups), dtype=np.int64))
+    v, j, w = v[keep], j[keep], np.clip(w[keep], 0.0, 1.0)
+
+    def store_bulk(sel: np.ndarray) -> bool:
+        me = obj.data
+        V = len(me.vertices)
+        targets = np.unique(j[sel])
+        per_batch = max(1, bulk_floats // max(V, 1))
+        for b0 in range(0, len(targets), per_batch):
+            batch = targets[b0:b0 + per_batch]
+            part = sel & np.isin(j, batch) if len(batch) < len(targets) else sel
+            dense = np.zeros((len(batch), V), dtype=np.float32)
+            dense[np.searchsorted(batch, j[part]), v[part]] = w[part]
+            attrs, ng, mod, ok = [], None, None, False
+            try:
+                for k in range(len(batch)):
+                    a = me.attributes.new(f".lsio_vg{k}", "FLOAT", "POINT")
+                    attrs.append(a.name)
+                    a.data.foreach_set("value", dense[k])
+                del dense
+                ng = attribute_nodes.copy_group(".lsio_vertex_groups",
+                                                [(name, groups[jj][0]) for name, jj in zip(attrs, batch.tolist())])
+                mod = cast(bpy.types.NodesModifier, obj.modifiers.new(".lsio_vertex_groups", "NODES"))
+                mod.node_group = ng
+                mod.show_viewport = False    # applied all the same; the depsgraph need not evaluate it first
+                with bpy.context.temp_override(object=obj, active_object=obj):
+                    bpy.ops.object.modifier_apply(modifier=mod.name)
+                ok = obj.modifiers.get(mod.name) is None
+            except (RuntimeError, TypeError, KeyError, AttributeError):
+                ok = False
+            finally:
+                if mod is not None and obj.modifiers.get(mod.name) is not None:
+                    obj.modifiers.remove(mod)
+                for name in attrs:
+                    a = me.attributes.get(name)
+                    if a is not None:
+                        me.attributes.remove(a)
+                if ng is not None:
+                    bpy.data.node_groups.remove(ng)
+            if not ok:
+                return False
+        return True
+
+    if len(w) >= bulk_from and not len(obj.modifiers) and len(np.unique(w)) >= bulk_from:
+        readable = attribute_nodes.group_readable(obj.data)
+        usable = [jj for jj, (name, _) in groups.items() if readable(name)]
+        sel = (w > 0.0) & np.isin(j, np.array(usable, dtype=np.int64))
+        if sel.any() and store_bulk(sel):
+            v, j, w = v[~sel], j[~sel], w[~sel]
+    order = np.lexsort((v, w, j))
+    v, j, w = v[order], j[order], w[order]
+    brk = np.nonzero((np.diff(j) != 0) | (np.diff(w) != 0))[0] + 1
+    vgroups = obj.vertex_groups
+    for lo, hi in zip(np.r_[0, brk], np.r_[brk, len(v)]):
+        if hi > lo:
+            vgroups[groups[int(j[lo])][1]].add(v[lo:hi].tolist(), float(w[lo]), "REPLACE")
+
+
+def make_material(mat: Material, filepath: str, images: textures.ImageCache, warnings: list[str]):
+    """Principled BSDF from a scene material."""
+    out = bpy.data.materials.new(mat.name)
+    if out.node_tree is None:  # Blender 4.5; 5.0 materials come with nodes
+        out.use_nodes = True
+    nt = out.node_tree
+    bsdf = next((n for n in nt.nodes if n.type == "BSDF_PRINCIPLED"), None)
+    if bsdf is None:
+        bsdf = nt.nodes.new("ShaderNodeBsdfPrincipled")
+    rgba = tuple(float(x) for x in np.asarray(mat.color, dtype=np.float64)[:4])
+    bsdf.inputs["Base Color"].default_value = rgba
+    bsdf.inputs["Alpha"].default_value = rgba[3]
+    out.diffuse_color = rgba
+    power = max(float(mat.specular_power), 0.0)
+    bsdf.inputs["Roughness"].default_value = float(np.sqrt(2.0 / (power + 2.0)))
+    spec = np.asarray(mat.specular, dtype=np.float64).reshape(-1)[:3]
+    level = float(np.clip(spec.max() if len(spec) else 0.0, 0.0, 1.0))
+    for label in ("Specular IOR Level", "Specular"):
+        if label in bsdf.inputs:
+            bsdf.inputs[label].default_value = 0.5 * level
+            break
+    if "Specular Tint" in bsdf.inputs and level > 0:
+        try:
+            bsdf.inputs["Specular Tint"].default_value = (*[float(x) for x in spec / level], 1.0)
+        except (TypeError, ValueError):
+            pass
+    em = np.asarray(mat.emissive, dtype=np.float64).reshape(-1)[:3]
+    if em.any():
+        key_in = "Emission Color" if "Emission Color" in bsdf.inputs else "Emission"
+        bsdf.inputs[key_in].default_value = (*[float(x) for x in em], 1.0)
+        if "Emission Strength" in bsdf.inputs:
+            bsdf.inputs["Emission Strength"].default_value = 1.0
+    if rgba[3] < 1.0:
+        for attr, val in (("surface_render_method", "BLENDED"), ("blend_method", "BLEND")):
+            try:
+                setattr(out, attr, val)
+                break
+            except (AttributeError, TypeError):
+                pass
+    if mat.texture:
+        img = images.get(mat.texture, filepath, warnings)
+        if img is not None:
+            tex = nt.nodes.new("ShaderNodeTexImage")
+            tex.image = img
+            tex.location = (bsdf.location.x - 350, bsdf.location.y)
+            nt.links.new(tex.outputs["Color"], bsdf.inputs["Base Color"])
+        else:
+            out["texture_path"] = mat.texture    # kept for the user and for export
+    metadata.store(out, metadata.MESH_KEY, {"extras": mat.extras, "texture": mat.texture})
+    return out
+
+
+def build_meshes(context, built: Built, pack_images: bool, default_world: np.ndarray | None) -> None:
+    """The scene's materials (one per distinct look beyond MATERIAL_LIMIT)
+    and meshes, each placed by :func:`place_mesh`."""
+    scene = built.scene
+    images = textures.ImageCache(pack=pack_images)
+    groups = material_groups(scene)
+    mats = {int(k): make_material(scene.materials[k], scene.source.path, images, built.warnings)
+            for k in np.unique(groups).tolist()}
+    if len(mats) < len(scene.materials):
+        built.warnings.append(f"{len(scene.materials)} materials: the {len(mats)} distinct looks were made "
+                              f"(faces keep their own in the {metadata.MATERIAL_ATTR!r} attribute)")
+    for mi in range(len(scene.meshes)):
+        obj = build_mesh(context, built, mi, mats, groups)
+        place_mesh(built, mi, obj, default_world)
+        built.meshes[mi] = obj
+    images.report(built.warnings)
