@@ -16,6 +16,7 @@ text|binary|text_compressed|binary_compressed`` (``--format``, with
 from __future__ import annotations
 
 import sys
+import traceback
 from pathlib import Path
 
 from . import options
@@ -112,6 +113,11 @@ def run(args) -> int:
         return 2
     except OSError as err:
         print(f"error: {_one_line(f'{args.output}: {err.strerror or err}')}", file=sys.stderr)
+        return 2
+    except Exception as err:        # a bug, not a bad file: the traceback is for the report
+        traceback.print_exc()
+        print(f"error: {_one_line(args.inputs[0])}: internal error ({type(err).__name__}: {_one_line(err)}); "
+              f"please report it with the file", file=sys.stderr)
         return 2
     for w in warnings:
         print(f"warning: {_one_line(w)}", file=sys.stderr)

@@ -12,7 +12,7 @@ import bpy
 import numpy as np
 
 from ..io import options as specs
-from ..io.formats import for_path
+from ..io.formats import UnknownFormat, for_path
 from ..scene import AxisConversion
 from . import anim_build, builder, ops, pipeline, verify
 
@@ -189,7 +189,7 @@ def cmd_export(args) -> int:
     src = Path(args.blend)
     try:
         fmt = for_path(args.output, sniff=False)
-    except ValueError as err:
+    except UnknownFormat as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if not src.is_file():

@@ -460,6 +460,30 @@ def test_convert_command_messages(tmp_path, capsys):
     assert sorted(os.listdir(tmp_path)) == ["cube.ram"]
 
 
+def test_convert_reports_a_bug_as_an_internal_error(tmp_path, capsys, monkeypatch):
+    """A bug (not a bad file) is one "internal error" line, exit 2, and the
+    traceback for a report; nothing is written."""
+    def broken(*args, **kwargs):
+        raise TypeError("injected")
+
+    monkeypatch.setattr(xfile, "write_scene", broken)
+    out = tmp_path / "cube.x"
+    assert _run([str(XDIR / "assimp" / "test.x"), "-o", str(out)]) == 2
+    cap = capsys.readouterr()
+    assert "Traceback (most recent call last)" in cap.err
+    last = cap.err.strip().splitlines()[-1]
+    assert last.startswith("error: ") and "internal error (TypeError: injected)" in last, last
+    assert not out.exists()
+
+
+def test_xfile_writer_options_are_file_errors(tmp_path):
+    """Bad writer options are FormatErrors naming the target, not bare ValueErrors."""
+    scene = xfile.read_scene([str(XDIR / "assimp" / "test.x")])
+    with pytest.raises(FormatError, match=r"^bad\.x: key_type must be one of"):
+        xfile.write_scene(scene, tmp_path / "bad.x", key_type="EULER")
+    assert not (tmp_path / "bad.x").exists()
+
+
 def test_convert_writes_rite_animations_beside(tmp_path):
     written = convert.convert([str(XDIR / "assimp" / "Testwuson.X")], str(tmp_path / "wuson.ram"))
     assert [Path(p).name for p in written] == ["wuson.ram", "wuson_Wuson_Run.raa", "wuson_Wuson_Walk.raa",

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core import quat, sampling
+from ...scene import SceneError
 
 
 def rite_local(orientation, translation, rotation) -> np.ndarray:
@@ -44,7 +45,7 @@ class RiteClip:
         for i in range(len(s) - 1):
             f = t[s[i]:s[i + 1]]
             if np.any(np.diff(f) == 0):
-                raise ValueError(f"track {i}: two keys on one frame")
+                raise SceneError(f"track {i}: two keys on one frame")
         return cls(int(frame_count), t, v, s, tk)
 
     @property

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ...core import quat, sampling
-from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
+from ...scene import AxisConversion, Clip, Material, Mesh, Scene, SceneError, Skeleton, Skin, Source
 from ..errors import FormatError, Warnings
 from .model import RaaAnimation, RamModel
 from .runtime import RiteClip, rite_local
@@ -175,7 +175,7 @@ def clip_from_raa(skeleton: Skeleton, axes: AxisConversion, anim: RaaAnimation, 
     rots = [axes.quats(quat.mul(ori[j], np.asarray(tr.rotations, dtype=np.float64))) for j, tr in pairs]
     try:
         rclip = RiteClip.from_tracks(anim.frame_count, frames, rots)
-    except ValueError as err:
+    except SceneError as err:
         raise FormatError(f"{anim.name}: {err}") from None
     J = len(skeleton)
     animated = np.zeros(J, dtype=bool)

@@ -351,11 +351,11 @@ def xfile_from_scene(scene: Scene, *, warnings: list[str] | None = None, fps: fl
     warnings = warnings if warnings is not None else Warnings()
     key_type = str(key_type).upper()
     if key_type not in KEY_TYPES:
-        raise ValueError(f"key_type must be one of {', '.join(KEY_TYPES)}, not {key_type!r}")
+        raise FormatError(f"key_type must be one of {', '.join(KEY_TYPES)}, not {key_type!r}")
     if not (np.isfinite(fps) and fps > 0):
-        raise ValueError(f"fps must be a positive number, not {fps!r}")
+        raise FormatError(f"fps must be a positive number, not {fps!r}")
     if ticks_per_second is not None and not (np.isfinite(ticks_per_second) and ticks_per_second > 0):
-        raise ValueError(f"ticks per second must be a positive number, not {ticks_per_second!r}")
+        raise FormatError(f"ticks per second must be a positive number, not {ticks_per_second!r}")
     return _SceneWriter(scene, writer_axes(scene, axes), warnings, fps=fps, ticks_per_second=ticks_per_second,
                         key_type=key_type, text=text).file()
 
@@ -388,10 +388,10 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, storag
     try:
         xf = xfile_from_scene(scene, warnings=warnings, fps=fps, ticks_per_second=ticks_per_second,
                               key_type=key_type, axes=axes, text=storage.startswith("text"))
-    except ValueError as err:
-        if isinstance(err, FormatError):
-            raise
-        raise FormatError(f"cannot write: {err}", path=path) from None
+    except FormatError as err:
+        if err.path is None:
+            raise FormatError(err.message, path=path) from None
+        raise
     write_xfile(xf, path, storage=storage, float_size=float_size)
     return [str(path)]
 
