@@ -88,6 +88,18 @@ FACTS = {
     "real/walbourn__directx-sdk-legacy-samples/scene.x": dict(
         storage="txt", float_size=32, meshes=[],
         frames=214, roots=['Scene_Root'], sets=[], tps=None),
+    "real/blitz-research__blitz3d/camel.x": dict(
+        storage="txt", float_size=64, meshes=[('mesh-quads1', 275, 304, 0)],
+        frames=2, roots=['Root'], sets=[], tps=None),
+    "real/blitz-research__blitz3d/mother.x": dict(
+        storage="txt", float_size=64, meshes=[('mesh-windshield', 8, 6, 0), ('mesh-fin', 8, 12, 0), ('mesh-tail', 12, 20, 0), ('mesh-thruster', 36, 60, 0), ('mesh-engine01', 50, 92, 0), ('mesh-body', 101, 184, 0)],
+        frames=7, roots=['Root'], sets=[], tps=None),
+    "real/SimonDarksideJ__XNAGameStudio/Cylinder.x": dict(
+        storage="txt", float_size=64, meshes=[(None, 192, 34, 0)],
+        frames=1, roots=['cylinder1'], sets=[], tps=None),
+    "real/SimonDarksideJ__XNAGameStudio/Window.x": dict(
+        storage="txt", float_size=32, meshes=[(None, 4, 4, 0)],
+        frames=1, roots=['Plane01'], sets=[], tps=None),
 }
 
 BROKEN = ["assimp/malformed_skinweights_oob.x", "assimp/OV_GetNextToken"]
