@@ -94,6 +94,9 @@ FACTS = {
     "real/blitz-research__blitz3d/mother.x": dict(
         storage="txt", float_size=64, meshes=[('mesh-windshield', 8, 6, 0), ('mesh-fin', 8, 12, 0), ('mesh-tail', 12, 20, 0), ('mesh-thruster', 36, 60, 0), ('mesh-engine01', 50, 92, 0), ('mesh-body', 101, 184, 0)],
         frames=7, roots=['Root'], sets=[], tps=None),
+    "real/blitz-research__blitz3d/jet.x": dict(
+        storage="txt", float_size=64, meshes=[('F15', 1, 1, 0), ('inlet', 8, 4, 0), ('exh', 12, 8, 0), ('stabs', 16, 24, 0), ('wings', 12, 16, 0), ('tail', 12, 16, 0), ('body', 67, 112, 0), ('gf15', 14, 18, 0)],
+        frames=8, roots=['frm-F15'], sets=[], tps=None),
     "real/SimonDarksideJ__XNAGameStudio/Cylinder.x": dict(
         storage="txt", float_size=64, meshes=[(None, 192, 34, 0)],
         frames=1, roots=['cylinder1'], sets=[], tps=None),
