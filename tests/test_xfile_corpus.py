@@ -103,6 +103,9 @@ FACTS = {
     "real/SimonDarksideJ__XNAGameStudio/Window.x": dict(
         storage="txt", float_size=32, meshes=[(None, 4, 4, 0)],
         frames=1, roots=['Plane01'], sets=[], tps=None),
+    "real/SimonDarksideJ__XNAGameStudio/pea_proj.x": dict(
+        storage="txt", float_size=32, meshes=[('single_mesh_object', 23, 24, 0)],
+        frames=0, roots=[], sets=[], tps=None),
 }
 
 BROKEN = ["assimp/malformed_skinweights_oob.x", "assimp/OV_GetNextToken"]
