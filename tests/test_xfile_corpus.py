@@ -106,6 +106,9 @@ FACTS = {
     "real/SimonDarksideJ__XNAGameStudio/pea_proj.x": dict(
         storage="txt", float_size=32, meshes=[('single_mesh_object', 23, 24, 0)],
         frames=0, roots=[], sets=[], tps=None),
+    "real/TheGameCreators__Dark-Basic-Pro/block1.x": dict(
+        storage="txt", float_size=64, meshes=[('NoName_1Mesh', 48, 24, 0)],
+        frames=0, roots=[], sets=[], tps=None),
 }
 
 BROKEN = ["assimp/malformed_skinweights_oob.x", "assimp/OV_GetNextToken"]
