@@ -109,6 +109,9 @@ FACTS = {
     "real/TheGameCreators__Dark-Basic-Pro/block1.x": dict(
         storage="txt", float_size=64, meshes=[('NoName_1Mesh', 48, 24, 0)],
         frames=0, roots=[], sets=[], tps=None),
+    "real/blitz-research__blitz3d/ship.x": dict(
+        storage="txt", float_size=32, meshes=[('x3dc_2', 231, 156, 0)],
+        frames=7, roots=['x3dc_1'], sets=[('x3dc_0', 6, 12)], tps=None),
 }
 
 BROKEN = ["assimp/malformed_skinweights_oob.x", "assimp/OV_GetNextToken"]
