@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from xfile_compare import all_meshes
 
 from legacy_skin_io.io.errors import FormatError
 from legacy_skin_io.io.xfile import read_xfile, read_xfile_bytes
@@ -76,13 +75,12 @@ FACTS = {
         frames=8, roots=['Root'], sets=[(None, 7, 21)], tps=None),
     "real/TheGameCreators__Dark-Basic-Pro/extraanim.X": dict(
         storage="txt", float_size=64, meshes=[
-                                          ('Waist', 34, 50, 0), ('R_Thigh', 39, 48, 0), ('R_Leg_lowe', 44, 56, 0),
-                                          ('R_Foot', 38, 28, 0), ('L_Thigh', 39, 48, 0), ('L_Leg_lowe', 44, 56, 0),
-                                          ('L_Foot', 38, 28, 0), ('Chest', 53, 58, 0), ('R_Arm_uppe', 48, 46, 0),
-                                          ('R_arm_lowe', 24, 28, 0), ('R_Hand', 23, 24, 0),
-                                          ('Cylinder01', 63, 52, 0), ('L_Arm_uppe', 48, 46, 0),
-                                          ('L_arm_lowe', 24, 28, 0), ('L_Hand', 23, 24, 0), ('Neck', 17, 20, 0),
-                                          ('Head', 69, 84, 0)],
+            ('Waist', 34, 50, 0), ('R_Thigh', 39, 48, 0), ('R_Leg_lowe', 44, 56, 0), ('R_Foot', 38, 28, 0),
+            ('L_Thigh', 39, 48, 0), ('L_Leg_lowe', 44, 56, 0), ('L_Foot', 38, 28, 0), ('Chest', 53, 58, 0),
+            ('R_Arm_uppe', 48, 46, 0), ('R_arm_lowe', 24, 28, 0), ('R_Hand', 23, 24, 0),
+            ('Cylinder01', 63, 52, 0), ('L_Arm_uppe', 48, 46, 0), ('L_arm_lowe', 24, 28, 0),
+            ('L_Hand', 23, 24, 0), ('Neck', 17, 20, 0), ('Head', 69, 84, 0)
+        ],
         frames=17, roots=['x3ds_Waist'], sets=[('x3ds_animset_0', 17, 35)], tps=None),
     "real/blitz-research__blitz3d/pistol.x": dict(
         storage="txt", float_size=32, meshes=[(None, 134, 223, 1), (None, 16, 16, 1), (None, 50, 48, 1)],
@@ -92,13 +90,44 @@ FACTS = {
         frames=10, roots=['Root'], sets=[('ArmatureAction', 8, 24), ('Default_Action', 1, 3)], tps=None),
     "real/walbourn__directx-sdk-legacy-samples/Dwarf.x": dict(
         storage="bzip", float_size=32, meshes=[
-                                           ('Sword_newShape', 1116, 372, 0), ('backpack_newShape', 318, 106, 0),
-                                           ('Body1Shape', 5946, 1982, 0), ('Armor_newShape', 4992, 1664, 0),
-                                           ('Face_gear_newShape', 884, 296, 0), ('Head_newShape', 2550, 850, 0)],
+            ('Sword_newShape', 1116, 372, 0), ('backpack_newShape', 318, 106, 0),
+            ('Body1Shape', 5946, 1982, 0), ('Armor_newShape', 4992, 1664, 0),
+            ('Face_gear_newShape', 884, 296, 0), ('Head_newShape', 2550, 850, 0)
+        ],
         frames=13, roots=['DXCC_ROOT'], sets=[], tps=None),
     "real/walbourn__directx-sdk-legacy-samples/scene.x": dict(
         storage="txt", float_size=32, meshes=[],
         frames=214, roots=['Scene_Root'], sets=[], tps=None),
+    "real/blitz-research__blitz3d/camel.x": dict(
+        storage="txt", float_size=64, meshes=[('mesh-quads1', 275, 304, 0)],
+        frames=2, roots=['Root'], sets=[], tps=None),
+    "real/blitz-research__blitz3d/mother.x": dict(
+        storage="txt", float_size=64, meshes=[
+            ('mesh-windshield', 8, 6, 0), ('mesh-fin', 8, 12, 0), ('mesh-tail', 12, 20, 0),
+            ('mesh-thruster', 36, 60, 0), ('mesh-engine01', 50, 92, 0), ('mesh-body', 101, 184, 0)
+        ],
+        frames=7, roots=['Root'], sets=[], tps=None),
+    "real/blitz-research__blitz3d/jet.x": dict(
+        storage="txt", float_size=64, meshes=[
+            ('F15', 1, 1, 0), ('inlet', 8, 4, 0), ('exh', 12, 8, 0), ('stabs', 16, 24, 0),
+            ('wings', 12, 16, 0), ('tail', 12, 16, 0), ('body', 67, 112, 0), ('gf15', 14, 18, 0)
+        ],
+        frames=8, roots=['frm-F15'], sets=[], tps=None),
+    "real/SimonDarksideJ__XNAGameStudio/Cylinder.x": dict(
+        storage="txt", float_size=64, meshes=[(None, 192, 34, 0)],
+        frames=1, roots=['cylinder1'], sets=[], tps=None),
+    "real/SimonDarksideJ__XNAGameStudio/Window.x": dict(
+        storage="txt", float_size=32, meshes=[(None, 4, 4, 0)],
+        frames=1, roots=['Plane01'], sets=[], tps=None),
+    "real/SimonDarksideJ__XNAGameStudio/pea_proj.x": dict(
+        storage="txt", float_size=32, meshes=[('single_mesh_object', 23, 24, 0)],
+        frames=0, roots=[], sets=[], tps=None),
+    "real/TheGameCreators__Dark-Basic-Pro/block1.x": dict(
+        storage="txt", float_size=64, meshes=[('NoName_1Mesh', 48, 24, 0)],
+        frames=0, roots=[], sets=[], tps=None),
+    "real/blitz-research__blitz3d/ship.x": dict(
+        storage="txt", float_size=32, meshes=[('x3dc_2', 231, 156, 0)],
+        frames=7, roots=['x3dc_1'], sets=[('x3dc_0', 6, 12)], tps=None),
 }
 
 BROKEN = ["assimp/malformed_skinweights_oob.x", "assimp/OV_GetNextToken"]
@@ -125,7 +154,7 @@ def test_corpus_facts(parsed, name):
     assert xf.storage == facts["storage"]
     assert xf.float_size == facts["float_size"]
     got = [(m.name, len(m.positions), len(m.face_sizes), len(m.skin_weights))
-           for m in all_meshes(xf)]
+           for m in xf.all_meshes()]
     assert got == facts["meshes"]
     assert sum(1 for _ in xf.all_frames()) == facts["frames"]
     assert [f.name for f in xf.frames] == facts["roots"]
@@ -133,7 +162,7 @@ def test_corpus_facts(parsed, name):
             for s in xf.animation_sets]
     assert sets == facts["sets"]
     assert xf.anim_ticks_per_second == facts["tps"]
-    for mesh in all_meshes(xf):
+    for mesh in xf.all_meshes():
         nv = len(mesh.positions)
         assert mesh.positions.dtype == np.float64 and mesh.positions.shape == (nv, 3)
         assert int(mesh.face_sizes.sum()) == len(mesh.face_indices)
@@ -210,7 +239,7 @@ def test_anim_test_keys_and_streams(parsed):
     assert rot.key_type == 0 and len(rot.times) == 24
     assert np.array_equal(rot.times[:3], [1, 2, 3])
     assert np.array_equal(rot.values[0], [-1, 0, 0, 0])  # stored w, x, y, z
-    mesh = next(all_meshes(xf))
+    mesh = next(xf.all_meshes())
     assert sorted(mesh.extra_streams) == ["BINORMAL0", "TANGENT0"]
     assert mesh.extra_streams["TANGENT0"].shape == (1720, 3)
     assert mesh.materials[0].texture == ""  # an empty TextureFileName string
@@ -218,7 +247,7 @@ def test_anim_test_keys_and_streams(parsed):
 
 
 def test_kwxport_vertex_colors_materials_and_decl(parsed):
-    mesh = next(all_meshes(parsed["assimp/kwxport_test_cubewithvcolors.x"]))
+    mesh = next(parsed["assimp/kwxport_test_cubewithvcolors.x"].all_meshes())
     assert mesh.vertex_colors.shape == (24, 4)
     assert np.array_equal(mesh.vertex_colors[0], [1, 0, 0, 1])
     assert np.array_equal(mesh.vertex_colors[6], [0, 1, 0, 1])
