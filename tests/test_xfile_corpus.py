@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xfile_compare import all_meshes
 
 from legacy_skin_io.io.errors import FormatError
 from legacy_skin_io.io.xfile import read_xfile, read_xfile_bytes
@@ -154,7 +155,7 @@ def test_corpus_facts(parsed, name):
     assert xf.storage == facts["storage"]
     assert xf.float_size == facts["float_size"]
     got = [(m.name, len(m.positions), len(m.face_sizes), len(m.skin_weights))
-           for m in xf.all_meshes()]
+           for m in all_meshes(xf)]
     assert got == facts["meshes"]
     assert sum(1 for _ in xf.all_frames()) == facts["frames"]
     assert [f.name for f in xf.frames] == facts["roots"]
@@ -162,7 +163,7 @@ def test_corpus_facts(parsed, name):
             for s in xf.animation_sets]
     assert sets == facts["sets"]
     assert xf.anim_ticks_per_second == facts["tps"]
-    for mesh in xf.all_meshes():
+    for mesh in all_meshes(xf):
         nv = len(mesh.positions)
         assert mesh.positions.dtype == np.float64 and mesh.positions.shape == (nv, 3)
         assert int(mesh.face_sizes.sum()) == len(mesh.face_indices)
@@ -239,7 +240,7 @@ def test_anim_test_keys_and_streams(parsed):
     assert rot.key_type == 0 and len(rot.times) == 24
     assert np.array_equal(rot.times[:3], [1, 2, 3])
     assert np.array_equal(rot.values[0], [-1, 0, 0, 0])  # stored w, x, y, z
-    mesh = next(xf.all_meshes())
+    mesh = next(all_meshes(xf))
     assert sorted(mesh.extra_streams) == ["BINORMAL0", "TANGENT0"]
     assert mesh.extra_streams["TANGENT0"].shape == (1720, 3)
     assert mesh.materials[0].texture == ""  # an empty TextureFileName string
@@ -247,7 +248,7 @@ def test_anim_test_keys_and_streams(parsed):
 
 
 def test_kwxport_vertex_colors_materials_and_decl(parsed):
-    mesh = next(parsed["assimp/kwxport_test_cubewithvcolors.x"].all_meshes())
+    mesh = next(all_meshes(parsed["assimp/kwxport_test_cubewithvcolors.x"]))
     assert mesh.vertex_colors.shape == (24, 4)
     assert np.array_equal(mesh.vertex_colors[0], [1, 0, 0, 1])
     assert np.array_equal(mesh.vertex_colors[6], [0, 1, 0, 1])
