@@ -297,18 +297,22 @@ def test_mergeable_weights_and_dominant_override():
     run = quat.normalize(rng.normal(size=(F, J, 4)))
     wave = quat.normalize(rng.normal(size=(F, J, 4)))
     walk_act = np.array([1, 1, 1, 0, 0], bool)
-    run_act = np.array([1, 1, 1, 0, 0], bool)
+    run_act = np.array([0, 1, 1, 0, 0], bool)
     wave_act = np.array([0, 1, 0, 0, 1], bool)
-    layers = blend.stack_from_animations([(walk, walk_act, 1.0), (run, run_act, 3.0)], [(wave, wave_act)])
-    out = blend.evaluate_stack(base, layers)
-    assert np.allclose(out[:, 0], 0.25 * walk[:, 0] + 0.75 * run[:, 0])  # weighted average
-    assert np.allclose(out[:, 1], wave[:, 1])  # dominant overrides
-    assert np.allclose(out[:, 3], base[3])  # untouched joint keeps its base
+    out = blend.animator(base, [(walk, walk_act, 1.0), (run, run_act, 3.0)], [(wave, wave_act)])
+    # the weighted average, by hand: each rotation in the sign nearer the first, normalised
+    aligned = np.where(np.sum(walk * run, axis=-1, keepdims=True) < 0, -run, run)
+    assert np.allclose(out[:, 2], quat.normalize(0.25 * walk[:, 2] + 0.75 * aligned[:, 2]))
+    assert np.allclose(out[:, 0], walk[:, 0])       # walk alone animates joint 0: all of it, whatever its weight
+    assert np.allclose(out[:, 1], wave[:, 1])       # dominant overrides
+    assert np.allclose(out[:, 3], base[3])          # untouched joint keeps its base
     assert np.allclose(out[:, 4], wave[:, 4])
-    assert np.allclose(blend.mergeable_influences([1, 1, 1, 1]), [1, 1 / 2, 1 / 3, 1 / 4])
-    # influence below 1 on the bottom layer blends with the base, as the NLA does
-    half = blend.evaluate_stack(base, [blend.Layer(walk, walk_act, 0.5)])
-    assert np.allclose(half[:, 0], 0.5 * base[0] + 0.5 * walk[:, 0])
+    # the 2006 Animator: run overwrites walk where it animates, weights unused
+    old = blend.animator(base, [(walk, walk_act, 1.0), (run, run_act, 3.0)], [], mix="ANIMATOR_2006")
+    assert np.allclose(old[:, 0], walk[:, 0]) and np.allclose(old[:, 1:3], run[:, 1:3])
+    # joints whose animations all weigh 0 keep their default
+    zero = blend.animator(base, [(walk, walk_act, 0.0)], [])
+    assert np.allclose(zero, np.broadcast_to(base, zero.shape))
 
 
 # --- skinning ------------------------------------------------------------------
