@@ -414,7 +414,7 @@ def place_actions(built: Built, fps: float) -> tuple[float, float] | None:
         assign_action(arm, acts[0][0], acts[0][1])
     stack = None
     if layers:
-        from . import anim_layers      # it keys its actions with this module's helpers
+        from . import anim_layers  # imported here: it keys its actions with this module's helpers
 
         stack = anim_layers.place_layers(built, [(a, s, c.layer, c.weight) for a, s, c in layers], fps,
                                          mix=next((c.mix for _, _, c in reversed(layers) if c.layer != "DOMINANT"),

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import bpy
 import numpy as np
@@ -54,8 +54,8 @@ _ROT = "rotation_quaternion"
 
 @dataclass
 class _Layer:
-    action: object
-    slot: object
+    action: Any
+    slot: Any
     layer: str
     weight: float
     meta: dict = field(default_factory=dict)

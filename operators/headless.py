@@ -14,7 +14,7 @@ import numpy as np
 from ..io import options as specs
 from ..io.errors import FormatError
 from ..io.formats import UnknownFormat, for_path
-from ..scene import AxisConversion, SceneError
+from ..scene import AxisConversion, Scene, SceneError
 from . import anim_build, builder, ops, pipeline, verify
 
 
@@ -119,7 +119,7 @@ def cmd_import(args) -> int:
     return 0
 
 
-def _reference(fmt, args) -> object:
+def _reference(fmt, args) -> Scene:
     """A fresh parse of the files (never read back from Blender), with the
     command line's options: the model and, for a layer stack, each
     animation read onto it as a layer, as the import read them."""

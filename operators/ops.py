@@ -108,8 +108,8 @@ class _FileImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # th
                                    "RiTE also keys every frame between keys Blender would interpolate "
                                    "differently (more than 36 degrees apart, or through the loop's wrap): the "
                                    "same poses at every frame. DirectX keeps only its keys: Blender interpolates "
-                                   "them per component where D3DX slerps, up to 0.03 degrees off between keys "
-                                   "30 degrees apart, 0.9 degrees at 90")
+                                   "them component by component where DirectX turns at a constant speed, up to "
+                                   "0.03 degrees off between keys 30 degrees apart, 0.9 degrees at 90")
     set_frame_range: BoolProperty(name="Set Frame Range", default=True,
                                   description="Set the scene's start and end frames to the animations'")
 

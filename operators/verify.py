@@ -144,7 +144,7 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
     counts = [len(reference.meshes[i].positions) for i in range(len(reference.meshes))]
     starts = np.concatenate(([0], np.cumsum(counts)))
     corners = _corner_sources(reference, objects) if reference.skeleton is not None else {}
-    worlds = oracle.joint_world(reference, clips, frames, fps) if corners else None
+    worlds = oracle.joint_world(reference, clips, frames, fps) if corners else np.zeros((len(frames), 0, 4, 4))
     default = reference.skeleton.world() if corners else None
     infl = {i: oracle.skin_influences(reference.meshes[i]) for i in corners if reference.meshes[i].skin is not None}
     angles = _Angles()
@@ -157,7 +157,9 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
         d = np.concatenate(errs) if errs else np.zeros(0)
         out.append(FrameError(f, float(d.max()) if len(d) else 0.0, float(d.mean()) if len(d) else 0.0))
         for i, src in corners.items():
-            runtime = oracle.corner_normals(reference, reference.meshes[i], worlds[k], default, infl.get(i))[src]
+            runtime = oracle.corner_normals(reference, reference.meshes[i], worlds[k], default, infl.get(i))
+            assert runtime is not None        # _corner_sources keeps meshes with normals
+            runtime = runtime[src]
             got = evaluated_normals(context, objects[i])
             angles.add(np.degrees(np.arccos(np.clip(np.sum(got * runtime, axis=1), -1.0, 1.0))))
     return Report(out, size, rel_tolerance * size, angles.result())

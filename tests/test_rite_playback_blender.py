@@ -106,7 +106,8 @@ def test_weights_above_one_follow_one_policy_in_blender_and_the_core(bpy, tmp_pa
     w += [(4, 0, 1.5), (4, 1, 0.5),                   # ring 1: 1.5 + 0.5
           (13, 1, 0.7), (13, 1, 0.6), (13, 2, 0.3)]   # ring 3: 0.7 + 0.6 (repeated) + 0.3
     ram = chain_ram(w)
-    bend = raa("bend", 9, [(1, "Spine", {0: Q, 8: about([0, 0, 1], 80)}), (2, "Head", {0: Q, 8: about([1, 0, 0], -60)})])
+    bend = raa("bend", 9, [(1, "Spine", {0: Q, 8: about([0, 0, 1], 80)}),
+                           (2, "Head", {0: Q, 8: about([1, 0, 0], -60)})])
     ram_path, (raa_path,) = write(tmp_path, ram, bend)
     assert bpy.ops.import_scene.rite(directory=str(tmp_path), files=[{"name": "rig.ram"}, {"name": "bend.raa"}]) \
         == {"FINISHED"}

@@ -13,9 +13,9 @@ ANIM_IMPORT_OPTIONS: tuple = (
            "WEIGHTED",
            items=(("WEIGHTED", "Weighted (the seed's design)",
                    "Each joint takes the weighted average of the mergeable animations that animate it (the "
-                   "RiTE document's design; the 2006 code had not finished it): a normalised weighted sum of "
-                   "quaternions, equal to slerp for equal weights and within 0.3 degrees of it for two "
-                   "rotations up to 60 degrees apart"),
+                   "RiTE document's design; the 2006 code had not finished it): the weighted sum of the "
+                   "rotations, normalised; for two rotations up to 60 degrees apart within 0.3 degrees of "
+                   "turning from one to the other at a constant speed, exactly halfway at equal weights"),
                   ("ANIMATOR_2006", "2006 Animator (later overwrites)",
                    "As the 2006 Animator plays them: each mergeable animation, in import order, overwrites the "
                    "joints it animates; weights are not used")),
