@@ -35,8 +35,8 @@ class NormalDeviation:
 
     def line(self) -> str:
         return (f"normals (information, not checked): {self.median:.3g} degrees median, {self.p95:.3g} at the "
-                f"95th percentile, {self.max:.3g} at most from the file's normals skinned as the runtime skins "
-                f"them (Blender derives normals from the deformed mesh)")
+                f"95th percentile, {self.max:.3g} at most from the file's normals turned by their joints "
+                f"(sum of w R n, as the RiTE runtime skins them; Blender derives normals from the deformed mesh)")
 
 
 class _Angles:
