@@ -90,10 +90,11 @@ def layer_actions(arm_obj) -> list:
     return [e.action for e in _stack(ad, remove=False)[0]] if ad is not None else []
 
 
-def _stack(ad, remove: bool) -> tuple[list[_Layer], str | None]:
-    """The layers of the stack on ``ad`` (bottom first) and its mix; with
-    ``remove``, their tracks and the stack's own actions are removed."""
-    out, mix = [], None
+def _stack(ad, remove: bool) -> tuple[list[_Layer], str | None, list]:
+    """The layers of the stack on ``ad`` (bottom first), its mix and the
+    stack's own actions; with ``remove``, the stack's tracks are removed
+    (the caller removes those actions once the new stack is in place)."""
+    out, mix, own_actions = [], None, []
     for tr in list(ad.nla_tracks):
         if not len(tr.strips) or tr.strips[0].action is None:
             continue
@@ -111,9 +112,9 @@ def _stack(ad, remove: bool) -> tuple[list[_Layer], str | None]:
                                 else None)
                     out.append(_Layer(src, slot, meta.get("layer", "MERGEABLE"), float(meta.get("weight", 1.0)),
                                       meta))
+            own_actions.append(act)
             if remove:
                 ad.nla_tracks.remove(tr)
-                bpy.data.actions.remove(act)
             continue
         meta = metadata.load(act, metadata.CLIP_KEY)
         if meta and meta.get("layer") in ("MERGEABLE", "DOMINANT"):
@@ -123,7 +124,7 @@ def _stack(ad, remove: bool) -> tuple[list[_Layer], str | None]:
     for e in out:
         if e.layer == "MERGEABLE" and e.meta.get("mix") in blend.MIXES:
             mix = e.meta["mix"]
-    return out, mix
+    return out, mix, own_actions
 
 
 def place_layers(built: Built, new: list, fps: float = 24.0, mix: str | None = None) -> tuple[float, float]:
@@ -136,7 +137,7 @@ def place_layers(built: Built, new: list, fps: float = 24.0, mix: str | None = N
     0 to the end of the longest layer."""
     arm_obj = built.armature
     ad = arm_obj.animation_data or arm_obj.animation_data_create()
-    layers, old_mix = _stack(ad, remove=True)
+    layers, old_mix, stale = _stack(ad, remove=True)
     for action, slot, layer, weight in new:
         layers.append(_Layer(action, slot, layer, float(weight), metadata.load(action, metadata.CLIP_KEY) or {}))
     mix = mix or old_mix or "WEIGHTED"
@@ -149,12 +150,20 @@ def place_layers(built: Built, new: list, fps: float = 24.0, mix: str | None = N
     prev = others[-1] if others else None
     longest = max([e.span[1] for e in layers] + [1.0])
     plays = [(e, e.action, e.slot, "REPLACE", 1.0) for e in merge]
+    base = None
     if mix == "WEIGHTED" and merge:
         base, plays = _weighted(built, merge)
         prev = _track(ad, prev, "mix base", base[0], base[1], "REPLACE", 1.0, None, longest)
     for e, action, slot, blend_type, influence in plays + [(e, e.action, e.slot, "REPLACE", 1.0) for e in dom]:
         prev = _track(ad, prev, e.action.name, action, slot, blend_type, influence, e, longest)
     ad.action = None
+    for act in stale:
+        bpy.data.actions.remove(act)
+    for e, action, *_ in plays:           # the names the old stack's actions held
+        if action is not e.action:
+            action.name = f"{e.action.name} (mix signs)"
+    if base is not None:
+        base[0].name = f"{arm_obj.name} mix base"
     loop = _loop(layers)
     if loop is not None and loop <= LOOP_LIMIT:
         return 1.0, float(loop)

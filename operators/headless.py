@@ -173,19 +173,20 @@ def verify_import(fmt, built, layered: bool, args) -> tuple[list, verify.Report]
     if reference.clips and layered:
         frames = _frames(reference.clips, fps)
         parts.append(("layer stack", verify.verify(bpy.context, built.meshes, reference, reference.clips, frames,
-                                                   args.tolerance)))
+                                                   args.tolerance, normals=True)))
     elif reference.clips and built.actions:
         for (action, slot, _), clip in zip(built.actions, reference.clips):
             anim_build.assign_action(built.armature, action, slot)
             frames = _frames([clip], fps)
-            rep = verify.verify(bpy.context, built.meshes, reference, clip, frames, args.tolerance)
+            rep = verify.verify(bpy.context, built.meshes, reference, clip, frames, args.tolerance, normals=True)
             parts.append((f"{clip.name!r}: frames {frames[0]:g}-{frames[-1]:g}", rep))
         action, slot, _ = built.actions[0]
         anim_build.assign_action(built.armature, action, slot)
         scene.frame_set(scene.frame_start)
     else:
         parts.append(("default pose (no animation)",
-                      verify.verify(bpy.context, built.meshes, reference, None, [0.0], args.tolerance)))
+                      verify.verify(bpy.context, built.meshes, reference, None, [0.0], args.tolerance,
+                                    normals=True)))
     first = parts[0][1]
     return parts, verify.Report([f for _, r in parts for f in r.frames], first.size, first.tolerance)
 
