@@ -260,12 +260,12 @@ def _weighted(built: Built, merge: list[_Layer]):
         at_scene.append(idx)
     signs = blend.mix_signs([r[i] for r, i in zip(rots, at_scene)], acts, weights)
     plays = []
-    for e, r, act, uniq, idx, s in zip(merge, rots, acts, times, at_scene, signs):
+    for e, ch, r, act, uniq, idx, s in zip(merge, chans, rots, acts, times, at_scene, signs):
         want = np.ones((len(uniq), len(bones)))
         want[idx] = s
         steady = bool(np.all((want[idx] == s) | ~act[None]))
         unit = np.abs(np.linalg.norm(r[:, act], axis=-1) - 1.0).max(initial=0.0) <= 1e-6
-        whole = _keyed_on(chans[merge.index(e)], uniq)
+        whole = _keyed_on(ch, uniq)
         infl = e.weight / total if total > 0 else 0.0
         if steady and unit and whole and np.all(want[:, act] > 0):
             plays.append((e, e.action, e.slot, "ADD", infl))
