@@ -342,10 +342,12 @@ def test_a_track_whose_name_and_id_disagree_binds_by_name_with_a_warning(bpy, tm
 # ---------------------------------------------------------------------------
 # 7. the two mixes
 
-def test_the_2006_animator_mix_lets_later_layers_overwrite(bpy, tmp_path):
-    """mix="ANIMATOR_2006": the 2006 Animator's loops as NLA Replace strips
-    in order: b overwrites a on Spine whatever the weights, the dominant
-    layer on Head."""
+@pytest.mark.parametrize("mix", ["", "ANIMATOR_2006"], ids=["weighted-by-default", "animator-2006"])
+def test_the_two_mixes_with_unequal_weights_and_a_dominant_layer(bpy, tmp_path, mix):
+    """Weights 0.3 and 0.7, a dominant layer on Head. By default the
+    weighted mix (the seed's design); mix="ANIMATOR_2006": the 2006
+    Animator's loops as NLA Replace strips in order, b overwriting a on
+    Spine whatever the weights."""
     z, x = [0, 0, 1], [1, 0, 0]
     a = raa("a", 7, [(1, "Spine", {0: Q, 6: about(z, 60)}), (0, "Hips", {0: Q, 3: about(x, 30), 6: Q})])
     b = raa("b", 5, [(1, "Spine", {0: about(z, -40), 4: about(z, 20)})])
@@ -354,49 +356,24 @@ def test_the_2006_animator_mix_lets_later_layers_overwrite(bpy, tmp_path):
     ram_path, paths = write(tmp_path, ram, a, b, d)
     assert bpy.ops.import_scene.rite(filepath=str(ram_path)) == {"FINISHED"}
     for p, w in zip(paths[:2], (0.3, 0.7)):
-        assert bpy.ops.import_anim.rite(filepath=str(p), mode="MERGEABLE", weight=w, mix="ANIMATOR_2006") \
+        assert bpy.ops.import_anim.rite(filepath=str(p), mode="MERGEABLE", weight=w, **({"mix": mix} if mix else {})) \
             == {"FINISHED"}
     assert bpy.ops.import_anim.rite(filepath=str(paths[2]), mode="DOMINANT") == {"FINISHED"}
     _, meshes = imported(bpy)
     rt = SeedRuntime(ram)
     anims = [(read_raa(paths[0]), 0.3), (read_raa(paths[1]), 0.7)]
     frames = list(range(40))
-    want = [seed_positions(bpy, rt, f, anims, [read_raa(paths[2])], mix="ANIMATOR_2006") for f in frames]
-    weighted = [seed_positions(bpy, rt, f, anims, [read_raa(paths[2])], mix="WEIGHTED") for f in frames]
+    want = {m: [seed_positions(bpy, rt, f, anims, [read_raa(paths[2])], mix=m) for f in frames]
+            for m in ("WEIGHTED", "ANIMATOR_2006")}
     size = size_of(ram)
-    assert worst(want, weighted) / size > 0.05            # the two mixes differ here
+    assert worst(want["WEIGHTED"], want["ANIMATOR_2006"]) / size > 0.05            # the two mixes differ here
     got = [blender_positions(bpy, meshes, f) for f in frames]
     ref = reference("rite", [ram_path, *paths])
     for c, layer, weight in zip(ref.clips, ("MERGEABLE", "MERGEABLE", "DOMINANT"), (0.3, 0.7, 1.0)):
-        c.layer, c.weight, c.mix = layer, weight, "ANIMATOR_2006"
-    err_blender, err_core = worst(got, want) / size, worst(core_positions(ref, ref.clips, frames), want) / size
-    print(f"2006 Animator mix: Blender {err_blender:.2e}, core {err_core:.2e} of the size from the seed")
-    assert err_blender < REL and err_core < REL
-
-
-def test_the_weighted_mix_is_the_default_with_unequal_weights_and_a_dominant_layer(bpy, tmp_path):
-    z, x = [0, 0, 1], [1, 0, 0]
-    a = raa("a", 7, [(1, "Spine", {0: Q, 6: about(z, 60)}), (0, "Hips", {0: Q, 3: about(x, 30), 6: Q})])
-    b = raa("b", 5, [(1, "Spine", {0: about(z, -40), 4: about(z, 20)})])
-    d = raa("d", 9, [(2, "Head", {0: Q, 8: about(x, 80)})])
-    ram = chain_ram()
-    ram_path, paths = write(tmp_path, ram, a, b, d)
-    assert bpy.ops.import_scene.rite(filepath=str(ram_path)) == {"FINISHED"}
-    for p, w in zip(paths[:2], (0.3, 0.7)):
-        assert bpy.ops.import_anim.rite(filepath=str(p), mode="MERGEABLE", weight=w) == {"FINISHED"}
-    assert bpy.ops.import_anim.rite(filepath=str(paths[2]), mode="DOMINANT") == {"FINISHED"}
-    _, meshes = imported(bpy)
-    rt = SeedRuntime(ram)
-    anims = [(read_raa(paths[0]), 0.3), (read_raa(paths[1]), 0.7)]
-    frames = list(range(40))
-    want = [seed_positions(bpy, rt, f, anims, [read_raa(paths[2])], mix="WEIGHTED") for f in frames]
-    got = [blender_positions(bpy, meshes, f) for f in frames]
-    ref = reference("rite", [ram_path, *paths])
-    for c, layer, weight in zip(ref.clips, ("MERGEABLE", "MERGEABLE", "DOMINANT"), (0.3, 0.7, 1.0)):
-        c.layer, c.weight = layer, weight
-    size = size_of(ram)
-    err_blender, err_core = worst(got, want) / size, worst(core_positions(ref, ref.clips, frames), want) / size
-    print(f"weighted mix: Blender {err_blender:.2e}, core {err_core:.2e} of the size from the seed's next step")
+        c.layer, c.weight, c.mix = layer, weight, mix or "WEIGHTED"
+    target = want[mix or "WEIGHTED"]
+    err_blender, err_core = worst(got, target) / size, worst(core_positions(ref, ref.clips, frames), target) / size
+    print(f"{mix or 'WEIGHTED'} mix: Blender {err_blender:.2e}, core {err_core:.2e} of the size from the seed")
     assert err_blender < REL and err_core < REL
 
 

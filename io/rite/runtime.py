@@ -52,6 +52,18 @@ class RiteClip:
     def n_tracks(self) -> int:
         return len(self.starts) - 1
 
+    def _where(self, frames):
+        """(frames (F,), index of each track's first key after each frame
+        (F, T), each track's first and end key index (1, T), whether a key
+        is at or before the frame, whether one is on it)."""
+        q = np.asarray(frames, dtype=np.float64).reshape(-1)
+        pos = sampling.locate(self.times, self.starts, self.track_of_key, q)           # (F, T)
+        start = self.starts[:-1][None, :]
+        end = self.starts[1:][None, :]
+        has_le = pos > start
+        exact = has_le & (self.times[np.maximum(pos - 1, 0)] == q[:, None])
+        return q, pos, start, end, has_le, exact
+
     def sample(self, frames) -> np.ndarray:
         """Rotations (F, T, 4) of every track at every frame in ``frames``.
 
@@ -62,13 +74,8 @@ class RiteClip:
         the same key (a single-key track) holds that key, where the 2006 code
         divides by a zero span and produces NaN.
         """
-        q = np.asarray(frames, dtype=np.float64).reshape(-1)
+        q, pos, start, end, has_le, exact = self._where(frames)
         T = self.n_tracks
-        pos = sampling.locate(self.times, self.starts, self.track_of_key, q)           # (F, T)
-        start = self.starts[:-1][None, :]
-        end = self.starts[1:][None, :]
-        has_le = pos > start
-        exact = has_le & (self.times[np.maximum(pos - 1, 0)] == q[:, None])
         prev = np.where(has_le, pos - 1, end - 1)
         nxt = np.where(pos < end, pos, start)
         pf = self.times[prev]
@@ -106,13 +113,8 @@ class RiteClip:
         does, so nothing more; between keys further apart it slerps, and
         before the first key and after the last it interpolates through the
         loop's wrap (which an F-curve cannot): there, every frame."""
-        q = np.asarray(frames, dtype=np.float64).reshape(-1)
+        _, pos, start, end, has_le, exact = self._where(frames)
         T = self.n_tracks
-        pos = sampling.locate(self.times, self.starts, self.track_of_key, q)           # (F, T)
-        start = self.starts[:-1][None, :]
-        end = self.starts[1:][None, :]
-        has_le = pos > start
-        exact = has_le & (self.times[np.maximum(pos - 1, 0)] == q[:, None])
         inside = has_le & (pos < end) & ~exact          # between two keys, not through the wrap
         prev = np.maximum(pos - 1, 0)
         nxt = np.minimum(pos, len(self.times) - 1)
