@@ -43,8 +43,9 @@ def _model_args(p) -> None:
     keys.add_argument("--bake", action="store_true",
                       help="key every frame with the file's exact playback (the default)")
     keys.add_argument("--keys-only", action="store_true",
-                      help="key only the file's keys, which Blender interpolates a little differently "
-                           "between keys (verified against that interpolation)")
+                      help="key only the file's keys (RiTE: and every frame between keys Blender would "
+                           "interpolate differently: the same poses, verified against the runtime; DirectX: "
+                           "interpolated per component, verified against that)")
     options.add_flags(p.add_argument_group("format options (each applies to its format's files)"),
                       [(f.label, _union(f.import_options, f.anim_import_options)) for f in formats.FORMATS])
 

@@ -51,14 +51,21 @@ def rig_actions(arm_obj, bone_names) -> list:
     for a in bpy.data.actions:
         if a not in out:
             out.append(a)
-    return [a for a in out if action_channels(a, names)]
+    # the layer stack's own actions (its base, signed copies) are not animations
+    return [a for a in out if metadata.load(a, metadata.MIX_KEY) is None and action_channels(a, names)]
+
+
+def _plain(fc) -> bool:
+    """No modifier but Cycles: the keys are the curve inside their span."""
+    return all(m.type == "CYCLES" for m in fc.modifiers)
 
 
 def fcurve_values(fc, frames: np.ndarray) -> np.ndarray:
     """An F-curve at ``frames``: numpy for linear curves without modifiers
-    (the same values Blender computes), ``fc.evaluate`` otherwise."""
+    but Cycles, at frames inside the keys' span for those (the same values
+    Blender computes), ``fc.evaluate`` otherwise."""
     n = len(fc.keyframe_points)
-    if n and not len(fc.modifiers):
+    if n and _plain(fc) and (not len(fc.modifiers) or _inside_keys(fc, frames)):
         interp = np.empty(n, dtype=np.int32)
         fc.keyframe_points.foreach_get("interpolation", interp)
         if n == 1 or np.all(interp[:-1] == 1) and fc.extrapolation == "CONSTANT":
@@ -68,13 +75,20 @@ def fcurve_values(fc, frames: np.ndarray) -> np.ndarray:
     return np.array([fc.evaluate(float(f)) for f in frames], dtype=np.float64)
 
 
+def _inside_keys(fc, frames) -> bool:
+    n = len(fc.keyframe_points)
+    first, last = fc.keyframe_points[0].co[0], fc.keyframe_points[n - 1].co[0]
+    return bool(np.all((np.asarray(frames) >= first - 1e-6) & (np.asarray(frames) <= last + 1e-6)))
+
+
 def _linear_keys(ch: dict) -> np.ndarray | None:
     """The keyed frames of a bone's curves when all of them are linear
-    without modifiers (sampling only them is exact), else None."""
+    without modifiers but Cycles (sampling only them is exact inside the
+    action's range: a Cycles modifier repeats them outside), else None."""
     frames = []
     for chan in ch.values():
         for fc in chan.values():
-            if len(fc.modifiers):
+            if not _plain(fc):
                 return None
             n = len(fc.keyframe_points)
             if n == 0:

@@ -190,9 +190,11 @@ def place_mesh(built: Built, mi: int, obj, default_world: np.ndarray | None) -> 
 
 def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
     """One vertex group per skin joint that is a bone; several weights of one
-    (vertex, joint) pair add up (as in the oracle's ``core.skinning.Influences``)
-    and each weight is stored as ``VertexGroup.add`` stores it (clamped to
-    [0, 1]).
+    (vertex, joint) pair add up (as in the oracle's ``core.skinning.Influences``).
+    A vertex with a weight above 1, which a vertex group cannot hold, has
+    its weights divided by its largest (reported): the Armature modifier
+    divides a vertex's weights by their sum, as the oracle does, so the
+    deformation is the same; weights below 0 are stored as 0.
 
     ``VertexGroup.add`` sets one weight per call: generated weights make a
     few batches of equal weight, a painted mesh about one per vertex and
@@ -222,6 +224,14 @@ def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
         built.warnings.append(f"mesh {m.name!r}: {len(pair) - len(uniq)} repeated (vertex, joint) weights "
                               f"added up")
     v, j = uniq // n_j, uniq % n_j
+    top = np.zeros(int(v.max()) + 1 if len(v) else 0, dtype=np.float32)
+    np.maximum.at(top, v, w)
+    over = top > 1.0
+    if over.any():
+        w = np.where(over[v], w / top[v], w).astype(np.float32)
+        built.warnings.append(f"mesh {m.name!r}: {int(over.sum())} vertices have a weight above 1 (up to "
+                              f"{float(top.max()):.3g}): stored divided by their largest, as a vertex group holds "
+                              f"at most 1 (the same deformation: Blender divides weights by their sum)")
     keep = np.isin(j, np.array(sorted(groups), dtype=np.int64))
     v, j, w = v[keep], j[keep], np.clip(w[keep], 0.0, 1.0)
 

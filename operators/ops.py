@@ -104,8 +104,12 @@ class _FileImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # th
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
     bake: BoolProperty(name="Key Every Frame", default=True,
-                       description="Key every frame with the file's exact playback (off: only the file's "
-                                   "keys, which Blender interpolates a little differently between keys)")
+                       description="Key every whole frame with the file's playback. Off: the file's keys; "
+                                   "RiTE also keys every frame between keys Blender would interpolate "
+                                   "differently (more than 36 degrees apart, or through the loop's wrap): the "
+                                   "same poses at every frame. DirectX keeps only its keys: Blender interpolates "
+                                   "them component by component where DirectX turns at a constant speed, up to "
+                                   "0.03 degrees off between keys 30 degrees apart, 0.9 degrees at 90")
     set_frame_range: BoolProperty(name="Set Frame Range", default=True,
                                   description="Set the scene's start and end frames to the animations'")
 

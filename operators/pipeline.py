@@ -155,10 +155,6 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
         raise _fail(err, paths[0]) from None
     finally:
         r.scene.clips = []
-    if not bake:
-        for c in clips:
-            c.sampler = None
-            c.rotation_mode = "nlerp"
     wm = _progress(context)
     try:
         with Rollback(context, armature):
@@ -246,8 +242,12 @@ def save_animation(context, fmt: Format, path: str, *, armature, action=None,
         raise IOFailed("select the armature whose action to export")
     ad = armature.animation_data
     action = action or (ad.action if ad else None)
-    if action is None and ad is not None and len(ad.nla_tracks) == 1 and len(ad.nla_tracks[0].strips):
-        action = ad.nla_tracks[0].strips[0].action      # a single layer: that is the animation
+    if action is None and ad is not None:
+        from .anim_layers import layer_actions
+
+        layers = layer_actions(armature) or [t.strips[0].action for t in ad.nla_tracks if len(t.strips)]
+        if len(layers) == 1:
+            action = layers[0]          # a single layer (or track): that is the animation
     if action is None:
         raise IOFailed(f"{armature.name} has no active action to export (make the action to export active)")
     warnings = Warnings()
