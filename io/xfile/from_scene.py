@@ -128,8 +128,8 @@ class _SceneWriter:
         if len(sizes) > 1:
             np.cumsum(sizes[:-1], out=starts[1:])
         local = np.arange(L) - np.repeat(starts, sizes)
-        if back.mirrors:
-            local = np.repeat(sizes, sizes) - 1 - local
+        rev = np.repeat(self.reversed_faces(m, sizes), sizes)
+        local[rev] = np.repeat(sizes, sizes)[rev] - 1 - local[rev]
         src = np.repeat(starts, sizes) + local            # file corner k = scene corner src[k]
         # .X keeps UVs per vertex: split vertices whose corners carry different UVs
         uvs = None if m.uvs is None else np.asarray(m.uvs, dtype=np.float64).reshape(-1, 2)
@@ -198,6 +198,24 @@ class _SceneWriter:
                 xm.skin_weights.append(XSkinWeights(frame_name=self.names[j], vertex_indices=wv[sel],
                                                     weights=ww[sel], matrix_offset=offsets[k].copy()))
         return xm
+
+    def reversed_faces(self, m: Mesh, sizes: np.ndarray) -> np.ndarray:
+        """(F,) bool: the faces whose corners are written in reverse: all when
+        the conversion mirrors, and again those the reader turned to follow
+        the file's normals (``extras["xfile"]["turned"]``: "all", or face
+        indices while the mesh still has the faces it was read with)."""
+        rev = np.full(len(sizes), self.back.mirrors)
+        turned = (m.extras.get("xfile") or {}).get("turned") if isinstance(m.extras, dict) else None
+        if turned == "all":
+            rev = ~rev
+        elif isinstance(turned, list) and turned:
+            idx = np.asarray(turned, dtype=np.int64)
+            if idx.min() >= 0 and idx.max() < len(sizes) and (m.extras["xfile"].get("faces") == len(sizes)):
+                rev[idx] = ~rev[idx]
+            else:
+                self.warnings.append(f"mesh {m.name!r}: faces changed since the import; written as Blender "
+                                     f"shows them")
+        return rev
 
     def meshes(self, xf: XFile, frames: list) -> None:
         from .model import XFrame

@@ -10,6 +10,7 @@ import numpy as np
 from ...core import quat, rig, sampling
 from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
 from ..errors import FormatError, Warnings
+from . import facing
 from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, rotation_from_key
 from .model import XAnimationSet, XFile, XMaterial, XMesh
 
@@ -25,6 +26,22 @@ class _Reader:
         self.frames = list(xf.all_frames())
         self.materials: list[Material] = []
         self._material_of: dict[int, int] = {}
+        self.turned: list[tuple[str, int, int]] = []     # (mesh, faces turned, faces)
+        self.file_world = self._file_worlds()
+
+    def _file_worlds(self) -> np.ndarray:
+        """(J, 4, 4) each frame's combined FrameTransformMatrix as stored
+        (row vectors, file space): where the frames put their meshes."""
+        world = np.zeros((len(self.frames), 4, 4))
+        index = {id(f): i for i, f in enumerate(self.frames)}
+        parent = np.full(len(self.frames), -1)
+        for i, f in enumerate(self.frames):
+            for c in f.children:
+                parent[index[id(c)]] = i
+        for i, f in enumerate(self.frames):       # parents come first (XFile.all_frames)
+            m = np.asarray(f.matrix, dtype=np.float64)
+            world[i] = m @ world[parent[i]] if parent[i] >= 0 else m
+        return world
 
     def skeleton(self) -> Skeleton | None:
         frames = self.frames
@@ -71,12 +88,18 @@ class _Reader:
         if len(sizes) > 1:
             np.cumsum(sizes[:-1], out=starts[1:])
         local = np.arange(int(sizes.sum())) - np.repeat(starts, sizes)
-        if axes.mirrors:          # a reflection turns the winding over
-            local = np.repeat(sizes, sizes) - 1 - local
+        turned = self._turned(m, sizes, idx, parent)
+        reverse = turned != axes.mirrors     # a reflection turns the winding over, and so does a turn
+        rev = np.repeat(reverse, sizes)
+        local[rev] = np.repeat(sizes, sizes)[rev] - 1 - local[rev]
         src = np.repeat(starts, sizes) + local
         corners = idx[src]
         V = len(m.positions)
         out = Mesh(name, axes.points(m.positions), sizes, corners, parent=parent)
+        if turned.any():
+            out.extras["xfile"] = {"turned": "all" if turned.all() else np.flatnonzero(turned).tolist(),
+                                   "faces": len(turned)}
+            self.turned.append((name, int(turned.sum()), len(turned)))
         out.normals = self._normals(m, src, label)
         if m.uvs is not None and len(m.uvs) == V and len(corners):
             uv = np.asarray(m.uvs, dtype=np.float64)[corners, :2].copy()
@@ -95,6 +118,26 @@ class _Reader:
         if m.skin_weights and sk is not None:
             out.skin = self._skin(m, name, sk, by_name, world, parent)
         return out
+
+    def _turned(self, m: XMesh, sizes: np.ndarray, idx: np.ndarray, parent: int) -> np.ndarray:
+        """(F,) bool: the faces :mod:`.facing` turns to point the way the
+        file's normals say (none without usable normals)."""
+        none = np.zeros(len(sizes), dtype=bool)
+        if m.normals is None or not len(m.normals) or not len(sizes):
+            return none
+        if m.normal_face_indices is not None:
+            if m.normal_face_sizes is None or not np.array_equal(m.normal_face_sizes, sizes):
+                return none
+            ni = np.asarray(m.normal_face_indices, dtype=np.int64)
+        elif len(m.normals) == len(m.positions):
+            ni = idx
+        else:
+            return none
+        if ni.min() < 0 or ni.max() >= len(m.normals):
+            return none
+        frame = self.file_world[parent][:3, :3] if parent >= 0 else None
+        turned, _space = facing.turned_faces(m.positions, sizes, idx, np.asarray(m.normals)[ni], frame)
+        return turned
 
     def _normals(self, m: XMesh, src: np.ndarray, label: str):
         if m.normals is None or not len(m.normals):
@@ -173,6 +216,11 @@ class _Reader:
                 mname = f"{mname}.{mi}"
             used.add(mname)
             meshes.append(self.mesh(m, mname, f, sk, by_name, world))
+        if self.turned:
+            names = [f"{n!r}" + ("" if k == nf else f" ({k} of {nf} faces)") for n, k, nf in self.turned]
+            self.warnings.append(f"{len(self.turned)} mesh(es) wound against their own normals in the file, "
+                                 f"faces turned to point the way the normals say: {', '.join(names[:8])}"
+                                 f"{' ...' if len(names) > 8 else ''} (export writes the file's winding back)")
         clips = []
         if sk is not None:
             rig.resolve_binds(sk.parents, sk.order, sk.local, world, sk.bind)
