@@ -99,6 +99,19 @@ FACTS = {
     "real/walbourn__directx-sdk-legacy-samples/scene.x": dict(
         storage="txt", float_size=32, meshes=[],
         frames=214, roots=['Scene_Root'], sets=[], tps=None),
+    "crafted/alpha_zero_half_one.x": dict(
+        storage="txt", float_size=32, meshes=[("ZeroBox", 8, 12, 0), ("HalfBox", 8, 12, 0), ("OneBox", 8, 12, 0)],
+        frames=3, roots=["Zero", "Half", "One"], sets=[], tps=None),
+    "crafted/extra_brace.x": dict(
+        storage="txt", float_size=32, meshes=[("BoxMesh", 8, 12, 0)],
+        frames=1, roots=["Box"], sets=[], tps=None),
+    "crafted/inside_out_mirror_root.x": dict(
+        storage="txt", float_size=32,
+        meshes=[("InsideOut", 8, 12, 0), ("MixedBox", 8, 12, 0), ("RotatedNormals", 8, 12, 0)],
+        frames=4, roots=["Root", "Rotated"], sets=[], tps=None),
+    "crafted/materials_in_frames.x": dict(
+        storage="txt", float_size=32, meshes=[("BodyMesh", 8, 12, 0), ("HeadMesh", 8, 12, 0), ("LegMesh", 8, 12, 0)],
+        frames=4, roots=["Scene_Root"], sets=[], tps=None),
 }
 
 BROKEN = ["assimp/malformed_skinweights_oob.x", "assimp/OV_GetNextToken"]

@@ -11,8 +11,9 @@ The rule (:func:`turned_faces`):
   Newell's method) against the sum of its corners' stored normals;
 * the normals are read in the mesh's space, or in the space of its frame
   (the frames above it, at the default pose) when they line up with the
-  faces clearly better there: some 3DS conversions store world-space normals,
-  turned up to 90 degrees and more against the positions;
+  faces (all along, or all against, their winding) clearly better there:
+  some 3DS conversions store world-space normals, turned up to 90 degrees
+  and more against the positions;
 * per mesh, the majority of the votes decides (a tie keeps the file's
   winding): a mesh whose faces mostly disagree is turned as a whole;
 * per face only where the winding itself is mixed: faces joined by an edge
@@ -30,7 +31,8 @@ import numpy as np
 
 from ..rows import dedupe_rows
 
-#: frame space is used when its mean |cos| beats the mesh space's by this much
+#: frame space is used when |mean cos| there (1 when every face's normals point
+#: straight along or straight against its winding) beats the mesh space's by this much
 SPACE_MARGIN = 0.1
 #: label propagation rounds for the patches of mixed winding (each halves
 #: the distance to a patch's first face; far more than any real mesh needs)
@@ -87,7 +89,7 @@ def votes(positions, sizes, corners, corner_normals, frame: np.ndarray | None = 
         if np.isfinite(det) and det != 0 and not np.allclose(m, np.eye(3) * np.cbrt(det), rtol=1e-9, atol=0):
             cf = _cosines(face_normals(np.asarray(positions, dtype=np.float64) @ m, sizes, corners), s)
             cf *= np.sign(det)      # Blender shows a mirrored object's faces as in its own space
-            if np.abs(cf).mean() > np.abs(c).mean() + SPACE_MARGIN:
+            if abs(cf.mean()) > abs(c.mean()) + SPACE_MARGIN:
                 c, space = cf, "frame"
     return np.sign(c).astype(np.int64), space
 

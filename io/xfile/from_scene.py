@@ -9,7 +9,7 @@ from ...core import quat, sampling
 from ...scene import AxisConversion, Clip, Mesh, Scene
 from ..errors import FormatError, Warnings
 from ..rows import dedupe_rows
-from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, key_from_rotation
+from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, key_from_rotation, shown_alpha
 from .model import XAnimationSet, XFile, XMaterial, XMesh
 
 KEY_TYPES = ("TRS", "MATRIX")
@@ -95,6 +95,9 @@ class _SceneWriter:
             rgba = np.ones(4)
             c = np.asarray(m.color, dtype=np.float64).reshape(-1)[:4]
             rgba[:len(c)] = c
+            written = (m.extras.get("xfile") or {}).get("alpha") if isinstance(m.extras, dict) else None
+            if isinstance(written, (int, float)) and rgba[3] == shown_alpha(float(written)):
+                rgba[3] = float(written)        # the file's own alpha, which the reader showed as rgba[3]
             xm = XMaterial(name=m.name or None, face_color=rgba, power=float(m.specular_power),
                            specular=np.asarray(m.specular, dtype=np.float64).reshape(-1)[:3].copy(),
                            emissive=np.asarray(m.emissive, dtype=np.float64).reshape(-1)[:3].copy(),

@@ -11,7 +11,7 @@ from ...core import quat, rig, sampling
 from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
 from ..errors import FormatError, Warnings
 from . import facing
-from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, rotation_from_key
+from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, rotation_from_key, shown_alpha
 from .model import XAnimationSet, XFile, XMaterial, XMesh
 
 
@@ -70,12 +70,17 @@ class _Reader:
             rgba = np.ones(4)
             fc = np.asarray(xm.face_color, dtype=np.float64).reshape(-1)
             rgba[:min(4, len(fc))] = fc[:4]
+            extras = {}
+            alpha = shown_alpha(float(rgba[3]))
+            if alpha != rgba[3]:
+                extras["xfile"] = {"alpha": float(rgba[3])}      # written back by the writer
+                rgba[3] = alpha
             self._material_of[key] = len(self.materials)
             self.materials.append(Material(xm.name or f"{mesh_name}_material", color=rgba,
                                            specular_power=float(xm.power),
                                            specular=np.asarray(xm.specular, dtype=np.float64)[:3].copy(),
                                            emissive=np.asarray(xm.emissive, dtype=np.float64)[:3].copy(),
-                                           texture=xm.texture))
+                                           texture=xm.texture, extras=extras))
         return self._material_of[key]
 
     def mesh(self, m: XMesh, name: str, parent: int, sk: Skeleton | None, by_name: dict[str, int],
