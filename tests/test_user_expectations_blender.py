@@ -139,12 +139,14 @@ def test_one_image_per_texture_file_and_one_warning_per_missing(bpy, tmp_path, c
     names = ["skin.png", "SKIN.PNG", "textures\\skin.dds", "C:\\art\\skin.png", "gone.png", "gone.png", "gone.png"]
     (tmp_path / "m.x").write_bytes(_material_file(names))
     assert bpy.ops.import_scene.xfile(filepath=str(tmp_path / "m.x")) == {"FINISHED"}
-    images = list(bpy.data.images)
-    assert len(images) == 1 and Path(images[0].filepath).name == "skin.png"
+    images = sorted(bpy.data.images, key=lambda i: i.name)
+    assert [Path(i.filepath).name for i in images] == ["gone.png", "skin.png"]
+    assert [tuple(i.size) != (0, 0) for i in images] == [False, True]     # (reading size loads a file)
+    assert [i.has_data for i in images] == [False, True]        # gone.png: a path to relink, no data
     out = capfd.readouterr().out
     assert out.count("not found") == 1 and "gone.png" in out
     mats = [m for m in bpy.data.materials if m.name.startswith("m")]
-    linked = [m for m in mats if any(n.type == "TEX_IMAGE" for n in m.node_tree.nodes)]
+    linked = [m for m in mats if any(n.type == "TEX_IMAGE" and n.outputs["Color"].links for n in m.node_tree.nodes)]
     assert len(linked) == 4                                     # the four names that find skin.png
     assert all(not any(n.type == "TEX_IMAGE" and n.image is None for n in m.node_tree.nodes) for m in mats)
     missing = [m for m in mats if m.get("texture_path") == "gone.png"]

@@ -9,10 +9,16 @@ import numpy as np
 
 from ...core import quat, rig, sampling
 from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
+from ...scene.validate import singular
 from ..errors import FormatError, Warnings
 from . import facing
 from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, rotation_from_key, shown_alpha
 from .model import XAnimationSet, XFile, XMaterial, XMesh
+
+
+#: a singular frame that places nothing gets its flattened axes scaled by this
+#: much of its largest axis (Blender needs an invertible matrix)
+FLATTENED = 1e-5
 
 
 class _Reader:
@@ -202,19 +208,51 @@ class _Reader:
         ib = np.array([offs[j] for j in joints]).reshape(-1, 4, 4)
         return Skin(joints, ib, cat(vs, np.int64), cat(js, np.int64), cat(ws, np.float64))
 
+    def _loosen_singular(self, sk: Skeleton, placed: list[tuple[XMesh, int]], by_name: dict[str, int]) -> None:
+        """Frames whose matrix flattens space (SDK scene.x: a camera frame with
+        a zero row) while neither they nor any frame below them places a mesh
+        or a skin: the matrix becomes the nearest one Blender can invert (each
+        flattened axis at FLATTENED of the largest), with one warning. One that
+        a mesh or a skin depends on stays, and the scene's validation refuses it."""
+        bad = np.flatnonzero(singular(sk.local))
+        if not len(bad):
+            return
+        needed = np.zeros(len(sk), dtype=bool)
+        for m, f in placed:
+            if f >= 0:
+                needed[f] = True
+            for sw in m.skin_weights:
+                j = by_name.get(sw.frame_name)
+                if j is not None:
+                    needed[j] = True
+        for j in sk.order[::-1].tolist():          # children first: a frame is needed by what hangs below it
+            p = int(sk.parents[j])
+            if p >= 0 and needed[j]:
+                needed[p] = True
+        loose = [int(j) for j in bad if not needed[j]]
+        for j in loose:
+            u, s, vt = np.linalg.svd(sk.local[j, :3, :3])
+            s = np.maximum(s, FLATTENED * s[0]) if s[0] > 0 else np.full(3, FLATTENED)
+            sk.local[j, :3, :3] = (u * s) @ vt
+        if loose:
+            names = ", ".join(repr(sk.names[j]) for j in loose[:8]) + (" ..." if len(loose) > 8 else "")
+            self.warnings.append(f"{len(loose)} frame(s) with a matrix that flattens space, placing no mesh: "
+                                 f"{names}; imported with the flattened axis scaled by {FLATTENED:g} instead of 0")
+
     def scene(self, name: str) -> Scene:
         sk = self.skeleton()
         self._spread: dict[int, float] = {}
         by_name: dict[str, int] = {}
         world = None
+        placed = [(m, -1) for m in self.xf.meshes] + [(m, i) for i, f in enumerate(self.frames) for m in f.meshes]
         if sk is not None:
             for i, f in enumerate(self.frames):
                 if f.name is not None:
                     by_name.setdefault(f.name, i)
+            self._loosen_singular(sk, placed, by_name)
             world = sk.world()
         meshes: list[Mesh] = []
         used: set[str] = set()
-        placed = [(m, -1) for m in self.xf.meshes] + [(m, i) for i, f in enumerate(self.frames) for m in f.meshes]
         for mi, (m, f) in enumerate(placed):
             mname = m.name or (sk.names[f] if f >= 0 and self.frames[f].name else f"{name}_mesh{mi}")
             if mname in used:
