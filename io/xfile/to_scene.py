@@ -15,7 +15,6 @@ from . import facing
 from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, rotation_from_key, shown_alpha
 from .model import XAnimationSet, XFile, XMaterial, XMesh
 
-
 #: a singular frame that places nothing gets its flattened axes scaled by this
 #: much of its largest axis (Blender needs an invertible matrix)
 FLATTENED = 1e-5
