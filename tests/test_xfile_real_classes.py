@@ -296,3 +296,43 @@ def test_a_singular_leaf_frame_is_loosened():
     assert [w for w in warnings if "flattens" in w] == [
         "1 frame(s) with a matrix that flattens space, placing no mesh: 'Flat'; imported with the flattened "
         "axis scaled by 1e-05 instead of 0"]
+
+
+def _sphere(rings: int = 12, segments: int = 24):
+    """A closed UV sphere of quads (triangles at the poles), wound outward,
+    with its outward unit normals per corner."""
+    theta = np.linspace(0, np.pi, rings + 1)[1:-1]
+    phi = np.linspace(0, 2 * np.pi, segments, endpoint=False)
+    pos = np.vstack([[0, 0, 1.0]] + [[np.sin(t) * np.cos(p), np.sin(t) * np.sin(p), np.cos(t)]
+                                     for t in theta for p in phi] + [[0, 0, -1.0]])
+    south = len(pos) - 1
+
+    def v(r, s):
+        return 1 + r * segments + s % segments
+
+    faces = [[0, v(0, s), v(0, s + 1)] for s in range(segments)]
+    faces += [[v(r, s), v(r + 1, s), v(r + 1, s + 1), v(r, s + 1)] for r in range(rings - 2) for s in range(segments)]
+    faces += [[v(rings - 2, s + 1), v(rings - 2, s), south] for s in range(segments)]
+    sizes = np.array([len(f) for f in faces])
+    corners = np.concatenate(faces)
+    return pos, sizes, corners, pos[corners]
+
+
+def test_a_reversed_patch_of_a_sphere_is_turned_back_alone():
+    pos, sizes, corners, normals = _sphere()
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    assert (np.einsum("ij,ij->i", _face_normals(pos, sizes, corners), pos[corners[starts]]) > 0).all()
+    turned, space = facing.turned_faces(pos, sizes, corners, normals)
+    assert space == "mesh" and not turned.any()
+    # a band of faces wound the other way (normals still out): only the band is turned back
+    band = np.zeros(len(sizes), dtype=bool)
+    band[60:120] = True
+    wound = np.concatenate([corners[s:s + n][::-1] if b else corners[s:s + n]
+                            for s, n, b in zip(starts, sizes, band)])
+    turned, _ = facing.turned_faces(pos, sizes, wound, pos[wound])      # (a unit sphere's normal: its point)
+    assert np.array_equal(turned, band)
+    # the whole sphere wound inward, with the band outward: everything but the band is turned
+    inward = np.concatenate([corners[s:s + n] if b else corners[s:s + n][::-1]
+                             for s, n, b in zip(starts, sizes, band)])
+    turned, _ = facing.turned_faces(pos, sizes, inward, pos[inward])
+    assert np.array_equal(turned, ~band)
