@@ -83,7 +83,7 @@ def votes(positions, sizes, corners, corner_normals, frame: np.ndarray | None = 
         s[:, axis] = np.bincount(face, weights=n[:, axis], minlength=F)
     c = _cosines(face_normals(positions, sizes, corners), s)
     space = "mesh"
-    if frame is not None and F:
+    if frame is not None and F and abs(c.mean()) < 1.0 - SPACE_MARGIN:     # (else the frame cannot do better)
         m = np.asarray(frame, dtype=np.float64)[:3, :3]
         det = float(np.linalg.det(m))
         if np.isfinite(det) and det != 0 and not np.allclose(m, np.eye(3) * np.cbrt(det), rtol=1e-9, atol=0):
@@ -161,6 +161,8 @@ def turned_faces(positions, sizes, corners, corner_normals, frame: np.ndarray | 
     if int((v < 0).sum()) > int((v > 0).sum()):
         turn[:] = True
         v = -v
+    if not (v < 0).any():
+        return turn, space          # every face agrees now: nothing to make consistent
     fa, fb, parity = _links(positions, sizes, corners)
     if not parity.any():
         return turn, space          # the winding is consistent: the mesh decides
