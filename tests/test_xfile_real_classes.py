@@ -336,3 +336,32 @@ def test_a_reversed_patch_of_a_sphere_is_turned_back_alone():
                              for s, n, b in zip(starts, sizes, band)])
     turned, _ = facing.turned_faces(pos, sizes, inward, pos[inward])
     assert np.array_equal(turned, ~band)
+
+
+def test_two_surfaces_meeting_at_a_ring_both_right_are_left_alone():
+    """A tube and a narrower sleeve hanging inside it from its top ring (the
+    ring's vertices shared, both running its edges the same way, as the
+    bundled RiTE humanoid's limbs meet), each facing the way its normals
+    say, two faces with a wrong normal: nothing is turned."""
+    n = 16
+    ang = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    ring = lambda r, z: np.c_[r * np.cos(ang), r * np.sin(ang), np.full(n, z)]  # noqa: E731
+    pos = np.vstack([ring(1.0, 0.0), ring(1.0, 1.0), ring(0.5, 0.2)])
+    bottom, top, inner = 0, n, 2 * n
+    faces, normals = [], []
+    for lo in (bottom, inner):
+        for i in range(n):
+            quad = [lo + i, lo + (i + 1) % n, top + (i + 1) % n, top + i]
+            radial = pos[quad].mean(0) * [1, 1, 0]
+            if np.dot(_face_normals(pos, [4], np.array(quad))[0], radial) < 0:
+                quad = quad[::-1]
+            faces.append(quad)
+            normals += [radial / np.linalg.norm(radial)] * 4
+    sizes, corners, normals = np.full(2 * n, 4), np.concatenate(faces), np.array(normals)
+    _fa, _fb, parity = facing._links(sizes, corners)
+    assert parity.sum() == n                  # the shared ring: run the same way by both surfaces
+    normals[:8] *= -1                          # two faces of the tube with a normal inward
+    votes, _ = facing.votes(pos, sizes, corners, normals)
+    assert (votes < 0).sum() == 2
+    turned, _ = facing.turned_faces(pos, sizes, corners, normals)
+    assert not turned.any()

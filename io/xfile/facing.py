@@ -16,20 +16,19 @@ The rule (:func:`turned_faces`):
   and more against the positions;
 * per mesh, the majority of the votes decides (a tie keeps the file's
   winding): a mesh whose faces mostly disagree is turned as a whole;
-* per face only where the winding itself is mixed: faces joined by an edge
-  (vertices welded by position) that both run the same way cannot both point
-  out, so each such patch is turned to agree with the majority of its own
-  faces' votes. A mesh whose winding is consistent is never split, whatever
-  its normals say face by face (smoothed normals of thin plates, normals
-  rotated against the positions).
+* per face only where the winding itself is mixed: two faces sharing an edge
+  that both run it the same way cannot both point out. In a patch of faces
+  joined by shared edges that holds both windings, each side (the faces
+  wound like the patch's first face, and the others) is turned when most of
+  its own faces' votes disagree. A mesh whose winding is consistent is never
+  split, whatever its normals say face by face (smoothed normals of thin
+  plates, normals rotated against the positions).
 
 Meshes without normals are left as they are.
 """
 from __future__ import annotations
 
 import numpy as np
-
-from ..rows import dedupe_rows
 
 #: frame space is used when |mean cos| there (1 when every face's normals point
 #: straight along or straight against its winding) beats the mesh space's by this much
@@ -94,23 +93,22 @@ def votes(positions, sizes, corners, corner_normals, frame: np.ndarray | None = 
     return np.sign(c).astype(np.int64), space
 
 
-def _links(positions, sizes, corners):
-    """Pairs of faces sharing an edge (welded by position, edges shared by
-    exactly two faces): (face a, face b, 1 where both run the edge the same
-    way)."""
+def _links(sizes, corners):
+    """Pairs of faces sharing an edge (the same two vertices; edges shared
+    by exactly two faces): (face a, face b, 1 where both run the edge the
+    same way). Vertices are not welded by position: separate surfaces that
+    merely touch (a limb's tube ending where the next begins) are not one."""
     sizes = np.asarray(sizes, dtype=np.int64)
-    corners = np.asarray(corners, dtype=np.int64)
+    v = np.asarray(corners, dtype=np.int64)
     F = len(sizes)
     empty = np.zeros(0, dtype=np.int64)
     if not F:
         return empty, empty, empty
-    _, weld = dedupe_rows(np.asarray(positions, dtype=np.float64))
-    v = weld[corners]
     starts = np.zeros(F, dtype=np.int64)
     if F > 1:
         np.cumsum(sizes[:-1], out=starts[1:])
     face = np.repeat(np.arange(F), sizes)
-    nxt = np.arange(len(corners)) + 1
+    nxt = np.arange(len(v)) + 1
     nxt[starts + sizes - 1] = starts
     a, b = v, v[nxt]
     keep = a != b
@@ -163,17 +161,16 @@ def turned_faces(positions, sizes, corners, corner_normals, frame: np.ndarray | 
         v = -v
     if not (v < 0).any():
         return turn, space          # every face agrees now: nothing to make consistent
-    fa, fb, parity = _links(positions, sizes, corners)
+    fa, fb, parity = _links(sizes, corners)
     if not parity.any():
         return turn, space          # the winding is consistent: the mesh decides
     label, against = _patches(F, fa, fb, parity)
     mixed = np.zeros(F, dtype=bool)
     mixed[label[against == 1]] = True
     mixed = mixed[label]            # faces of patches that hold both windings
-    # per mixed patch: keep the side whose faces' votes agree more
-    signed = np.where(against == 1, -v, v)
-    score = np.bincount(label[mixed], weights=signed[mixed], minlength=F)
-    flip_against = mixed & (score[label] >= 0) & (against == 1)
-    flip_with = mixed & (score[label] < 0) & (against == 0)
-    turn ^= flip_against | flip_with
+    # per mixed patch, each side (wound with or against the patch's first face)
+    # is turned when most of its own faces' votes disagree
+    side = label * 2 + against
+    score = np.bincount(side[mixed], weights=v[mixed], minlength=2 * F)
+    turn ^= mixed & (score[side] < 0)
     return turn, space
