@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from blender_checks import ext, imported, play, reference, verify
+from blender_checks import ext, imported, play, reference, save_png, verify
 from conftest import DATA
 from xfile_compare import all_meshes
 
@@ -196,15 +196,6 @@ def test_materials_inside_frames_colour_their_meshes(bpy, capfd):
 
 
 # ---------------------------------------------------------------- textures
-def _png(bpy, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    img = bpy.data.images.new("tmp", 2, 2)
-    img.filepath_raw = str(path)
-    img.file_format = "PNG"
-    img.save()
-    bpy.data.images.remove(img)
-
-
 def _textured_file(path: Path, names: list[str]) -> None:
     mats = "".join(f'Material m{i} {{ 1;1;1;1;; 0; 0;0;0;; 0;0;0;; TextureFilename {{ "{n}"; }} }}\n'
                    for i, n in enumerate(names)).replace("\\", "\\\\")
@@ -236,7 +227,7 @@ def test_a_missing_texture_keeps_an_image_to_relink(bpy, tmp_path, capfd):
     # File > External Data > Find Missing Files, pointed at where the images are now
     found = tmp_path / "found"
     for name in want:
-        _png(bpy, found / "deep" / name)
+        save_png(bpy, found / "deep" / name)
     bpy.ops.file.find_missing_files(directory=str(found))
     for name, img in images.items():
         assert Path(bpy.path.abspath(img.filepath)) == (found / "deep" / name).resolve(), name
@@ -254,7 +245,7 @@ def test_texture_search_climbs_two_folders(bpy, tmp_path, name, image, found):
     root = tmp_path / "r"
     model = root / "a" / "b" / "m.x"
     _textured_file(model, [name])
-    _png(bpy, (root / image).resolve())
+    save_png(bpy, (root / image).resolve())
     assert bpy.ops.import_scene.xfile(filepath=str(model)) == {"FINISHED"}
     mat = bpy.data.materials["m0"]
     tex = [n for n in mat.node_tree.nodes if n.type == "TEX_IMAGE"]
