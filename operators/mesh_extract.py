@@ -154,7 +154,9 @@ def material_of(mat) -> Material:
             em = np.array(tuple(inp[key].default_value)[:3], dtype=np.float64)
             strength = float(inp["Emission Strength"].default_value) if "Emission Strength" in inp else 1.0
             out.emissive = em * strength
-    out.texture = _texture_path(mat) or meta.get("texture")
+    path = _texture_path(mat)
+    # the file's own texture name while the image still has the path the import gave it
+    out.texture = meta.get("texture") if path is None or path == meta.get("image") else path
     return out
 
 

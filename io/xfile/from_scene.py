@@ -9,7 +9,7 @@ from ...core import quat, sampling
 from ...scene import AxisConversion, Clip, Mesh, Scene
 from ..errors import FormatError, Warnings
 from ..rows import dedupe_rows
-from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, key_from_rotation
+from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, key_from_rotation, shown_alpha
 from .model import XAnimationSet, XFile, XMaterial, XMesh
 
 KEY_TYPES = ("TRS", "MATRIX")
@@ -95,6 +95,9 @@ class _SceneWriter:
             rgba = np.ones(4)
             c = np.asarray(m.color, dtype=np.float64).reshape(-1)[:4]
             rgba[:len(c)] = c
+            written = (m.extras.get("xfile") or {}).get("alpha") if isinstance(m.extras, dict) else None
+            if isinstance(written, (int, float)) and rgba[3] == shown_alpha(float(written)):
+                rgba[3] = float(written)        # the file's own alpha, which the reader showed as rgba[3]
             xm = XMaterial(name=m.name or None, face_color=rgba, power=float(m.specular_power),
                            specular=np.asarray(m.specular, dtype=np.float64).reshape(-1)[:3].copy(),
                            emissive=np.asarray(m.emissive, dtype=np.float64).reshape(-1)[:3].copy(),
@@ -128,8 +131,8 @@ class _SceneWriter:
         if len(sizes) > 1:
             np.cumsum(sizes[:-1], out=starts[1:])
         local = np.arange(L) - np.repeat(starts, sizes)
-        if back.mirrors:
-            local = np.repeat(sizes, sizes) - 1 - local
+        rev = np.repeat(self.reversed_faces(m, sizes), sizes)
+        local[rev] = np.repeat(sizes, sizes)[rev] - 1 - local[rev]
         src = np.repeat(starts, sizes) + local            # file corner k = scene corner src[k]
         # .X keeps UVs per vertex: split vertices whose corners carry different UVs
         uvs = None if m.uvs is None else np.asarray(m.uvs, dtype=np.float64).reshape(-1, 2)
@@ -198,6 +201,24 @@ class _SceneWriter:
                 xm.skin_weights.append(XSkinWeights(frame_name=self.names[j], vertex_indices=wv[sel],
                                                     weights=ww[sel], matrix_offset=offsets[k].copy()))
         return xm
+
+    def reversed_faces(self, m: Mesh, sizes: np.ndarray) -> np.ndarray:
+        """(F,) bool: the faces whose corners are written in reverse: all when
+        the conversion mirrors, and again those the reader turned to follow
+        the file's normals (``extras["xfile"]["turned"]``: "all", or face
+        indices while the mesh still has the faces it was read with)."""
+        rev = np.full(len(sizes), self.back.mirrors)
+        turned = (m.extras.get("xfile") or {}).get("turned") if isinstance(m.extras, dict) else None
+        if turned == "all":
+            rev = ~rev
+        elif isinstance(turned, list) and turned:
+            idx = np.asarray(turned, dtype=np.int64)
+            if idx.min() >= 0 and idx.max() < len(sizes) and (m.extras["xfile"].get("faces") == len(sizes)):
+                rev[idx] = ~rev[idx]
+            else:
+                self.warnings.append(f"mesh {m.name!r}: faces changed since the import; written as Blender "
+                                     f"shows them")
+        return rev
 
     def meshes(self, xf: XFile, frames: list) -> None:
         from .model import XFrame

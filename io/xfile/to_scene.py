@@ -9,9 +9,15 @@ import numpy as np
 
 from ...core import quat, rig, sampling
 from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
+from ...scene.validate import singular
 from ..errors import FormatError, Warnings
-from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, rotation_from_key
+from . import facing
+from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, rotation_from_key, shown_alpha
 from .model import XAnimationSet, XFile, XMaterial, XMesh
+
+#: a singular frame that places nothing gets its flattened axes scaled by this
+#: much of its largest axis (Blender needs an invertible matrix)
+FLATTENED = 1e-5
 
 
 class _Reader:
@@ -25,6 +31,22 @@ class _Reader:
         self.frames = list(xf.all_frames())
         self.materials: list[Material] = []
         self._material_of: dict[int, int] = {}
+        self.turned: list[tuple[str, int, int]] = []     # (mesh, faces turned, faces)
+        self.file_world = self._file_worlds()
+
+    def _file_worlds(self) -> np.ndarray:
+        """(J, 4, 4) each frame's combined FrameTransformMatrix as stored
+        (row vectors, file space): where the frames put their meshes."""
+        world = np.zeros((len(self.frames), 4, 4))
+        index = {id(f): i for i, f in enumerate(self.frames)}
+        parent = np.full(len(self.frames), -1)
+        for i, f in enumerate(self.frames):
+            for c in f.children:
+                parent[index[id(c)]] = i
+        for i, f in enumerate(self.frames):       # parents come first (XFile.all_frames)
+            m = np.asarray(f.matrix, dtype=np.float64)
+            world[i] = m @ world[parent[i]] if parent[i] >= 0 else m
+        return world
 
     def skeleton(self) -> Skeleton | None:
         frames = self.frames
@@ -53,12 +75,17 @@ class _Reader:
             rgba = np.ones(4)
             fc = np.asarray(xm.face_color, dtype=np.float64).reshape(-1)
             rgba[:min(4, len(fc))] = fc[:4]
+            extras = {}
+            alpha = shown_alpha(float(rgba[3]))
+            if alpha != rgba[3]:
+                extras["xfile"] = {"alpha": float(rgba[3])}      # written back by the writer
+                rgba[3] = alpha
             self._material_of[key] = len(self.materials)
             self.materials.append(Material(xm.name or f"{mesh_name}_material", color=rgba,
                                            specular_power=float(xm.power),
                                            specular=np.asarray(xm.specular, dtype=np.float64)[:3].copy(),
                                            emissive=np.asarray(xm.emissive, dtype=np.float64)[:3].copy(),
-                                           texture=xm.texture))
+                                           texture=xm.texture, extras=extras))
         return self._material_of[key]
 
     def mesh(self, m: XMesh, name: str, parent: int, sk: Skeleton | None, by_name: dict[str, int],
@@ -71,12 +98,18 @@ class _Reader:
         if len(sizes) > 1:
             np.cumsum(sizes[:-1], out=starts[1:])
         local = np.arange(int(sizes.sum())) - np.repeat(starts, sizes)
-        if axes.mirrors:          # a reflection turns the winding over
-            local = np.repeat(sizes, sizes) - 1 - local
+        turned = self._turned(m, sizes, idx, parent)
+        reverse = turned != axes.mirrors     # a reflection turns the winding over, and so does a turn
+        rev = np.repeat(reverse, sizes)
+        local[rev] = np.repeat(sizes, sizes)[rev] - 1 - local[rev]
         src = np.repeat(starts, sizes) + local
         corners = idx[src]
         V = len(m.positions)
         out = Mesh(name, axes.points(m.positions), sizes, corners, parent=parent)
+        if turned.any():
+            out.extras["xfile"] = {"turned": "all" if turned.all() else np.flatnonzero(turned).tolist(),
+                                   "faces": len(turned)}
+            self.turned.append((name, int(turned.sum()), len(turned)))
         out.normals = self._normals(m, src, label)
         if m.uvs is not None and len(m.uvs) == V and len(corners):
             uv = np.asarray(m.uvs, dtype=np.float64)[corners, :2].copy()
@@ -95,6 +128,26 @@ class _Reader:
         if m.skin_weights and sk is not None:
             out.skin = self._skin(m, name, sk, by_name, world, parent)
         return out
+
+    def _turned(self, m: XMesh, sizes: np.ndarray, idx: np.ndarray, parent: int) -> np.ndarray:
+        """(F,) bool: the faces :mod:`.facing` turns to point the way the
+        file's normals say (none without usable normals)."""
+        none = np.zeros(len(sizes), dtype=bool)
+        if m.normals is None or not len(m.normals) or not len(sizes):
+            return none
+        if m.normal_face_indices is not None:
+            if m.normal_face_sizes is None or not np.array_equal(m.normal_face_sizes, sizes):
+                return none
+            ni = np.asarray(m.normal_face_indices, dtype=np.int64)
+        elif len(m.normals) == len(m.positions):
+            ni = idx
+        else:
+            return none
+        if ni.min() < 0 or ni.max() >= len(m.normals):
+            return none
+        frame = self.file_world[parent][:3, :3] if parent >= 0 else None
+        turned, _space = facing.turned_faces(m.positions, sizes, idx, np.asarray(m.normals)[ni], frame)
+        return turned
 
     def _normals(self, m: XMesh, src: np.ndarray, label: str):
         if m.normals is None or not len(m.normals):
@@ -154,25 +207,62 @@ class _Reader:
         ib = np.array([offs[j] for j in joints]).reshape(-1, 4, 4)
         return Skin(joints, ib, cat(vs, np.int64), cat(js, np.int64), cat(ws, np.float64))
 
+    def _loosen_singular(self, sk: Skeleton, placed: list[tuple[XMesh, int]], by_name: dict[str, int]) -> None:
+        """Frames whose matrix flattens space (SDK scene.x: a camera frame with
+        a zero row) while neither they nor any frame below them places a mesh
+        or a skin: the matrix becomes the nearest one Blender can invert (each
+        flattened axis at FLATTENED of the largest), with one warning. One that
+        a mesh or a skin depends on stays, and the scene's validation refuses it."""
+        bad = np.flatnonzero(singular(sk.local))
+        if not len(bad):
+            return
+        needed = np.zeros(len(sk), dtype=bool)
+        for m, f in placed:
+            if f >= 0:
+                needed[f] = True
+            for sw in m.skin_weights:
+                j = by_name.get(sw.frame_name)
+                if j is not None:
+                    needed[j] = True
+        for j in sk.order[::-1].tolist():          # children first: a frame is needed by what hangs below it
+            p = int(sk.parents[j])
+            if p >= 0 and needed[j]:
+                needed[p] = True
+        loose = [int(j) for j in bad if not needed[j]]
+        for j in loose:
+            u, s, vt = np.linalg.svd(sk.local[j, :3, :3])
+            s = np.maximum(s, FLATTENED * s[0]) if s[0] > 0 else np.full(3, FLATTENED)
+            sk.local[j, :3, :3] = (u * s) @ vt
+        if loose:
+            names = ", ".join(repr(sk.names[j]) for j in loose[:8]) + (" ..." if len(loose) > 8 else "")
+            self.warnings.append(f"{len(loose)} frame(s) with a matrix that flattens space, placing no mesh: "
+                                 f"{names}; imported with the flattened axis scaled by {FLATTENED:g} instead of 0")
+
     def scene(self, name: str) -> Scene:
         sk = self.skeleton()
         self._spread: dict[int, float] = {}
         by_name: dict[str, int] = {}
         world = None
+        placed = [(m, -1) for m in self.xf.meshes] + [(m, i) for i, f in enumerate(self.frames) for m in f.meshes]
         if sk is not None:
             for i, f in enumerate(self.frames):
                 if f.name is not None:
                     by_name.setdefault(f.name, i)
+            self._loosen_singular(sk, placed, by_name)
             world = sk.world()
         meshes: list[Mesh] = []
         used: set[str] = set()
-        placed = [(m, -1) for m in self.xf.meshes] + [(m, i) for i, f in enumerate(self.frames) for m in f.meshes]
         for mi, (m, f) in enumerate(placed):
             mname = m.name or (sk.names[f] if f >= 0 and self.frames[f].name else f"{name}_mesh{mi}")
             if mname in used:
                 mname = f"{mname}.{mi}"
             used.add(mname)
             meshes.append(self.mesh(m, mname, f, sk, by_name, world))
+        if self.turned:
+            names = [f"{n!r}" + ("" if k == nf else f" ({k} of {nf} faces)") for n, k, nf in self.turned]
+            self.warnings.append(f"{len(self.turned)} mesh(es) wound against their own normals in the file, "
+                                 f"faces turned to point the way the normals say: {', '.join(names[:8])}"
+                                 f"{' ...' if len(names) > 8 else ''} (export writes the file's winding back)")
         clips = []
         if sk is not None:
             rig.resolve_binds(sk.parents, sk.order, sk.local, world, sk.bind)
