@@ -113,7 +113,22 @@ def short_clip_warning(built: Built, clip: Clip, fps: float) -> None:
     f0, f1 = clip.frame_range(fps)
     if f1 - f0 < 2.0 and clip.end > clip.start:
         built.warnings.append(f"{clip.name}: the animation lasts {f1 - f0:.3g} frame(s) at {fps:g} fps: if it "
-                              f"should be longer, set the importer's Ticks per Second")
+                              f"should be longer, set the importer's Time Base")
+
+
+def time_base_note(clips: list[Clip], fps: float) -> str | None:
+    """One line for the import summary: the time base the clips' keys were
+    read with (a reader's ``extras["time_base"]``, e.g. .X's Time Base
+    option) and the length it gives them; None when no clip says."""
+    said = [c for c in clips if isinstance(c.extras.get("time_base"), str)]
+    if not said:
+        return None
+    notes = list(dict.fromkeys(c.extras["time_base"] for c in said))
+    lengths = [np.subtract(*c.frame_range(fps)[::-1]) for c in said]
+    longest = said[int(np.argmax(lengths))]
+    return (f"time base {'; '.join(notes)}: {max(lengths):.4g} frames at {fps:g} fps"
+            + (f" ({longest.name}, longest of {len(said)})" if len(said) > 1 else "")
+            + "; set Time Base to change it")
 
 
 def dense_keys(clip: Clip, fps: float) -> bool:

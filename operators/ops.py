@@ -166,8 +166,9 @@ class _ModelImport(_FileImport):
         for r in ok:
             report_warnings(self, r.warnings)
             b = r.built
+            timing = _time_base(context, b)
             self.report({"INFO"}, f"Imported {os.path.basename(r.path)}: {len(b.meshes)} mesh(es), "
-                                  f"{len(b.bones)} bones, {len(b.actions)} action(s)")
+                                  f"{len(b.bones)} bones, {len(b.actions)} action(s)" + timing)
         return {"FINISHED"} if ok else {"CANCELLED"}
 
 
@@ -197,8 +198,17 @@ class _AnimImport(_FileImport):
             return {"CANCELLED"}
         report_warnings(self, built.warnings)
         self.report({"INFO"}, f"Imported {len(built.actions)} animation(s): "
-                              + ", ".join(a.name for a, _, _ in built.actions))
+                              + ", ".join(a.name for a, _, _ in built.actions) + _time_base(context, built))
         return {"FINISHED"}
+
+
+def _time_base(context, built) -> str:
+    """"; time base ..." for the summary when the reader chose one (.X)."""
+    from . import anim_build
+
+    fps = context.scene.render.fps / context.scene.render.fps_base
+    note = anim_build.time_base_note([c for _, _, c in built.actions], fps)
+    return f"; {note}" if note else ""
 
 
 def find_armature(context):
