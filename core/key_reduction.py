@@ -5,15 +5,15 @@ keys reproduces every sample within a tolerance (numpy only).
 A baked animation has a value at every frame; Blender interpolates an
 F-curve's LINEAR keys linearly, so a sample that its neighbouring keys'
 interpolation reproduces need not be a key. :func:`linear_keys` chooses the
-keys of many curves at once:
+keys of each curve:
 
 1. a sample that its two neighbours' interpolation does not reproduce is a
    key (where a curve bends one way, a wider interval misses it by more);
 2. Douglas-Peucker refinement between those: an interval whose worst
    sample is off by more than the tolerance is split at that sample (kept
    within the middle half of the interval, so that the number of rounds
-   stays logarithmic in the number of samples), every open interval of
-   every curve evaluated in one numpy pass per round.
+   stays logarithmic in the number of samples), every open interval of the
+   curve evaluated in one numpy pass per round.
 
 Every sample is checked against the keys finally kept: the result holds at
 every sample by construction, not by a bound.
@@ -57,38 +57,37 @@ def linear_keys(frames, values, tol, *, unit: bool = False) -> np.ndarray:
     v = np.asarray(values, dtype=np.float64)
     if v.ndim == 2:
         v = v[:, :, None]
-    F, G, C = v.shape
+    F, G, _ = v.shape
     tol = np.broadcast_to(np.asarray(tol, dtype=np.float64), (G,))
     keep = np.zeros((F, G), dtype=bool)
-    if F == 0 or G == 0:
+    for g in range(G):       # one curve at a time: its samples stay in the cache
+        keep[:, g] = _curve_keys(f, np.ascontiguousarray(v[:, g]), float(tol[g]), unit)
+    return keep
+
+
+def _curve_keys(f: np.ndarray, v: np.ndarray, tol: float, unit: bool) -> np.ndarray:
+    """:func:`linear_keys` of one curve ``v`` (F, C)."""
+    F = len(f)
+    keep = np.zeros(F, dtype=bool)
+    if F == 0:
         return keep
     keep[0] = keep[-1] = True
     if F > 2:
-        fm = np.repeat(f[1:-1], G)
-        err = _error(fm, np.repeat(f[:-2], G), np.repeat(f[2:], G), v[:-2].reshape(-1, C),
-                     v[2:].reshape(-1, C).copy(), v[1:-1].reshape(-1, C), unit)
-        keep[1:-1] = err.reshape(F - 2, G) > tol
-    # open intervals between consecutive kept samples of a curve; samples
-    # are gathered from the curves laid out one after the other
-    flat = np.ascontiguousarray(np.swapaxes(v, 0, 1)).reshape(G * F, C)
-    kg, ki = np.nonzero(keep.T)
-    same = kg[1:] == kg[:-1]
-    curve, a, b = kg[:-1][same], ki[:-1][same], ki[1:][same]
+        keep[1:-1] = _error(f[1:-1], f[:-2], f[2:], v[:-2], v[2:].copy(), v[1:-1], unit) > tol
+    k = np.flatnonzero(keep)
+    a, b = k[:-1], k[1:]
     while True:
         inner = b - a - 1
-        open_ = inner > 0
-        curve, a, b, inner = curve[open_], a[open_], b[open_], inner[open_]
-        if not len(curve):
+        a, b, inner = a[inner > 0], b[inner > 0], inner[inner > 0]
+        if not len(a):
             return keep
         starts = np.cumsum(inner) - inner
-        owner = np.repeat(np.arange(len(curve)), inner)
-        idx = np.arange(int(inner.sum())) - starts[owner] + a[owner] + 1
+        owner = np.repeat(np.arange(len(a)), inner)
         ao, bo = a[owner], b[owner]
-        base = curve[owner] * F
-        err = _error(f[idx], f[ao], f[bo], flat.take(base + ao, axis=0), flat.take(base + bo, axis=0),
-                     flat.take(base + idx, axis=0), unit)
+        idx = np.arange(int(inner.sum())) - starts[owner] + ao + 1
+        err = _error(f[idx], f[ao], f[bo], v[ao], v[bo], v[idx], unit)
         worst = np.maximum.reduceat(err, starts)
-        bad = worst > tol[curve]
+        bad = worst > tol
         if not bad.any():
             return keep
         # the first worst sample of each interval, kept within its middle half
@@ -96,7 +95,6 @@ def linear_keys(frames, values, tol, *, unit: bool = False) -> np.ndarray:
         split = idx[np.minimum.reduceat(at, starts)]
         margin = np.maximum((b - a) // 4, 1)
         split = np.clip(split, a + margin, b - margin)
-        curve, a, b, split = curve[bad], a[bad], b[bad], split[bad]
-        keep[split, curve] = True
-        curve = np.concatenate((curve, curve))
+        a, b, split = a[bad], b[bad], split[bad]
+        keep[split] = True
         a, b = np.concatenate((a, split)), np.concatenate((split, b))

@@ -4,7 +4,9 @@ pass), and slotted actions with F-curves in bulk (Blender 4.4+ / 5.0 API).
 
 * :func:`build_action` — a clip becomes an action: the file's keys mapped
   channel by channel when that is exact (:func:`channel_mode_exact`), else
-  every frame baked from the clip's own sampler (:func:`bake_clip`);
+  baked from the clip's own playback (``anim_bake``: keyed where Blender's
+  linear interpolation needs a key to play it within 1e-7 of the model
+  size at every frame);
 * :func:`place_actions` / :func:`place_layers` — ACTION clips on muted NLA
   tracks, RiTE-style layers as weighted Replace strips (a cycling clip loops
   with a second, repeated strip).
@@ -17,11 +19,10 @@ import bpy
 import numpy as np
 from bpy_extras import anim_utils
 
-from ..core import key_reduction, quat, rig, sampling
+from ..core import sampling
 from ..core.blend import mergeable_influences
 from ..scene import Clip
-from ..scene import evaluate as oracle
-from . import metadata
+from . import anim_bake, metadata
 
 if TYPE_CHECKING:
     from .builder import Built
@@ -199,95 +200,14 @@ def animated_props(clip: Clip, j: int) -> set[str]:
     return out
 
 
-#: Frames baked per pass (bounds the memory of a long timeline's matrices).
-BAKE_CHUNK = 2048
-
-
-def bake_clip(built: Built, clip: Clip, fps: float):
-    """(frames, location, rotation, scale) of every bone at every frame of
-    ``clip`` (rotations in the sign of ``Clip.baked_rotations``).
-
-    A bone's pose basis is ``A_j local_j K_j^-1`` (``core.rig``'s module
-    doc) when its parent bone's joint is its joint's parent (the builder
-    makes every ancestor of a bone a bone): each bone from its own joint's
-    local matrix (as ``Clip.sample_local`` makes it, from the rotations
-    ``Clip.baked_rotations`` sampled), no world matrices, ``BAKE_CHUNK``
-    frames at a time; otherwise from the joints' world matrices."""
-    sk = built.scene.skeleton
-    assert sk is not None
-    rs = built.rest
-    bones = built.bones
-    frames, times = clip.bake_frames(fps)
-    t0, r0, s0 = sampling.decompose_trs(sk.local)
-    _, ref = clip.baked_rotations(r0, fps)      # (F, J, 4); for a joint without rotation keys, r0
-    ref = ref[:, bones]
-    # the sign of Clip.baked_rotations (a layer is blended with it, and the
-    # extractor maps keys back to it linearly)
-    mapped = quat.mul(quat.mul(rs.parent_bind_quat[None], ref), quat.conj(rs.rest_to_bind_quat)[None])
-    front = _bone_fronts(built, clip)
-    if front is None:
-        world = sk.world(clip.sample_local(sk.local, times))[:, bones]
-        t, r, s = rig.basis_channels(rs.pose_basis(world))
-    else:
-        F, B = len(times), len(bones)
-        t, r, s = np.empty((F, B, 3)), np.empty((F, B, 4)), np.empty((F, B, 3))
-        moving = clip.animated[bones]
-        tracks = {}
-        for name, ch in (("t", clip.translation), ("s", clip.scale)):
-            col = {int(j): k for k, j in enumerate(ch.targets.tolist())}
-            hit = [(bi, col[int(j)]) for bi, j in enumerate(bones.tolist()) if moving[bi] and int(j) in col]
-            tracks[name] = ([bi for bi, _ in hit], [k for _, k in hit], ch)
-        for lo in range(0, F, BAKE_CHUNK):
-            hi = min(lo + BAKE_CHUNK, F)
-            ct = np.broadcast_to(t0[bones], (hi - lo, B, 3)).copy()
-            cs = np.broadcast_to(s0[bones], (hi - lo, B, 3)).copy()
-            for name, out in (("t", ct), ("s", cs)):
-                cols, ks, ch = tracks[name]
-                if cols:
-                    out[:, cols] = ch.sample(times[lo:hi])[:, ks]
-            local = sampling.compose_trs(ct, quat.normalize(ref[lo:hi]), cs)
-            local[:, ~moving] = sk.local[bones[~moving]]
-            ct, cr, cs = rig.basis_channels(front[None] @ local @ rs.bind_to_rest[None])
-            if lo:                      # continuous across chunks too
-                cr *= np.where(np.sum(cr[:1] * r[lo - 1:lo], axis=-1, keepdims=True) < 0, -1.0, 1.0)
-            t[lo:hi], r[lo:hi], s[lo:hi] = ct, cr, cs
-    if len(clip.rotation.targets):
-        r = np.where(np.sum(r * mapped, axis=-1, keepdims=True) < 0, -r, r)
-    return frames, t, r, s
-
-
-def _bone_fronts(built: Built, clip: Clip) -> np.ndarray | None:
-    """(B, 4, 4): what each bone's joint-local matrix is multiplied by on the
-    left to give its pose basis (``RestSplit.parent_bind_in_rest``, for a
-    root bone also its joint's parents' default world); None when a bone's
-    parent bone is not its joint's parent joint, or a root bone's parent
-    joint moves in ``clip``."""
-    sk = built.scene.skeleton
-    assert sk is not None
-    rs = built.rest
-    front = rs.parent_bind_in_rest.copy()
-    world = None
-    for bi, j in enumerate(built.bones.tolist()):
-        pj = int(sk.parents[j])
-        pb = int(rs.parent[bi])
-        if pb >= 0:
-            if int(built.bones[pb]) != pj:
-                return None
-        elif pj >= 0:
-            if clip.animated[pj]:
-                return None
-            world = sk.world() if world is None else world
-            front[bi] = front[bi] @ world[pj]
-    return front
-
-
 def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) -> frozenset:
     """(bone index, property) pairs that every clip animating them holds at
     the default pose throughout (within 1e-9, of the model size for
-    locations): no action need key them, the pose bones keep their default
-    (tiny_4anim: 224 of its 1520 F-curves). For
-    ACTION clips all baked (``baked``: their ``bake_clip``), since nothing
-    else then sets those channels."""
+    locations; at every baked frame, which includes the frames next to each
+    of the clip's keys): no action need key them, the pose bones keep their
+    default (tiny_4anim: 224 of its 1520 F-curves). For ACTION clips all
+    baked (``baked``: their ``anim_bake.bake_clip``), since nothing else
+    then sets those channels."""
     dt, dr, ds = default_channels(built)
     out = set()
     for bi, j in enumerate(built.bones.tolist()):
@@ -313,8 +233,9 @@ def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) 
 def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict[int, set[str]],
                  channels=None, resting: frozenset = frozenset(), size: float | None = None):
     """One action for ``clip``: baked (every frame from the clip's own
-    sampler, keyed where :func:`baked_keys` needs a key; ``channels``: its
-    ``bake_clip`` when already made; ``size``: the model's, ``oracle.size``)
+    sampler, keyed where ``anim_bake.baked_keys`` needs a key; ``channels``:
+    its ``anim_bake.bake_clip`` when already made; ``size``: the model's,
+    ``oracle.size``)
     or the file's keys mapped channel by channel. ``resting`` channels are
     not keyed."""
     action, slot, bag = new_action_for(built.armature, clip.name)
@@ -328,11 +249,11 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
     dt, dr, ds = default_channels(built)
     f0 = clip.frame_range(fps)[0]
     if baked:
-        frames, t, r, s = channels if channels is not None else bake_clip(built, clip, fps)
+        frames, t, r, s = channels if channels is not None else anim_bake.bake_clip(built, clip, fps, size)
         keyed = {bi: animated_props(clip, j) if clip.animated[j] else set()
                  for bi, j in enumerate(built.bones.tolist())}
         wanted = {prop: [bi for bi in keyed if prop in keyed[bi] and (bi, prop) not in resting] for prop in _PROPS}
-        keep = baked_keys(built, frames, (t, r, s), wanted, size, blended=clip.layer != "ACTION")
+        keep = anim_bake.baked_keys(built, frames, (t, r, s), wanted, size, blended=clip.layer != "ACTION")
         for bi, j in enumerate(built.bones.tolist()):
             bone = built.bone_names[j]
             for prop, vals in zip(_PROPS, (t[:, bi], _wxyz(r[:, bi]), s[:, bi])):
@@ -358,58 +279,6 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
         "cycle": clip.cycle, "cycle_frames": cycle, "ticks_per_second": clip.ticks_per_second,
         "baked": bool(baked), "extras": clip.extras})
     return action, slot
-
-
-#: A baked frame is keyed only where Blender's linear interpolation of the
-#: keys around it would miss it by more than this fraction of the model size
-#: (every vertex, every frame; a hundredth of the 1e-5 verification allows,
-#: so that the misses of a whole chain of bones stay far inside it).
-KEY_TOLERANCE = 1e-7
-
-
-def baked_keys(built: Built, frames: np.ndarray, channels, wanted: dict[str, list[int]],
-               size: float | None = None, blended: bool = False) -> dict[str, dict[int, np.ndarray]]:
-    """{property: {bone index: (F,) bool}}: the baked frames to key of the
-    bones ``wanted`` for each property (``channels``: :func:`bake_clip`'s
-    location, rotation, scale), chosen by ``core.key_reduction.linear_keys``
-    so that no vertex moves by more than ``KEY_TOLERANCE`` of the model size
-    ``size`` at any baked frame: a rotation error of angle a moves a vertex
-    by at most a times its distance from the joint (``reach``: the diagonal
-    of the joints and meshes together), a scale error likewise, and an
-    ancestor's scale (``grow``) multiplies both and a location's. Rotations
-    are compared as Blender uses them, normalised, unless ``blended`` (a
-    layer: the NLA mixes the components before normalising, so they are
-    compared as they are)."""
-    t, r, s = channels
-    if size is None:
-        size = oracle.size(built.scene)
-    sk = built.scene.skeleton
-    assert sk is not None
-    joints = sk.world()[:, :3, 3]
-    reach = size + (float(np.linalg.norm(joints.max(0) - joints.min(0))) if len(joints) else 0.0)
-    grow = _chain_scale(built.rest.parent, np.abs(s).max(axis=(0, 2)) if s.size else np.ones(len(built.bones)))
-    budget = KEY_TOLERANCE * size / grow
-    # a quaternion component off by e turns by at most 4 e (radians)
-    tol = {"location": budget, "rotation_quaternion": budget / (4.0 * reach), "scale": budget / reach}
-    out: dict[str, dict[int, np.ndarray]] = {}
-    for prop, vals in zip(_PROPS, (t, r, s)):
-        cols = wanted.get(prop, [])
-        if not cols:
-            out[prop] = {}
-            continue
-        unit = prop == "rotation_quaternion" and not blended
-        keep = key_reduction.linear_keys(frames, vals[:, cols], tol[prop], unit=unit)
-        out[prop] = {bi: keep[:, c] for c, bi in enumerate(cols)}
-    return out
-
-
-def _chain_scale(parent: np.ndarray, scale: np.ndarray) -> float:
-    """The largest product of ``scale`` (B,) along a chain of bones (parents
-    listed first), at least 1."""
-    prod = np.ones(len(parent))
-    for b, p in enumerate(parent.tolist()):
-        prod[b] = max(float(scale[b]), 1.0) * (prod[p] if p >= 0 else 1.0)
-    return float(prod.max()) if len(prod) else 1.0
 
 
 def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0) -> None:
@@ -587,7 +456,7 @@ def build_clips(built: Built, fps: float, bake: bool, size: float) -> tuple[floa
     pre: list = [None] * len(clips)
     resting: frozenset = frozenset()
     if all(modes) and all(c.layer == "ACTION" for c in clips):
-        pre = [bake_clip(built, clip, fps) for clip in clips]
+        pre = [anim_bake.bake_clip(built, clip, fps, size) for clip in clips]
         resting = resting_channels(built, clips, pre, size)
     for clip, baked, channels in zip(clips, modes, pre):
         action, slot = build_action(built, clip, fps, baked, static, channels, resting, size)

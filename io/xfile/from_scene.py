@@ -240,10 +240,14 @@ class _SceneWriter:
         return float(clip.ticks_per_second if clip.ticks_per_second is not None else self.fps)
 
     def file_ticks(self) -> float:
+        """The option's ticks per second, else the time base the first clip
+        read from .X was read with (keyed, or imported and baked: its ticks
+        come back as they were, one per frame for a file read at one tick per
+        frame), else 4800."""
         if self.tps_option:
             return float(self.tps_option)
         for c in self.scene.clips:
-            if self.keyed(c):
+            if self.keyed(c) or (c.extras.get("xfile") or {}).get("time_base"):
                 return self.clip_rate(c)
         return float(DEFAULT_TICKS_PER_SECOND)
 
@@ -393,7 +397,7 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, storag
         raise FormatError(f"float size must be 32 or 64, not {float_size!r}", path=path)
     float_size = int(float_size)
     try:
-        xf = xfile_from_scene(scene, warnings=warnings, fps=fps, ticks_per_second=ticks_per_second,
+        xf = xfile_from_scene(scene, warnings=warnings, fps=fps, ticks_per_second=ticks_per_second or None,
                               key_type=key_type, axes=axes, text=storage.startswith("text"))
     except FormatError as err:
         if err.path is None:

@@ -49,6 +49,7 @@ EXPORT_OPTIONS = (
                   ("MATRIX", "Matrix", "One 4x4 matrix per key")),
            panel="Animation"),
     Option("ticks_per_second", "Ticks per Second",
-           "Time resolution of the animation keys (4800 is what DirectX and 3ds Max use)",
-           4800, min=1, max=1_000_000, panel="Animation"),
+           "Time resolution of the animation keys (AnimTicksPerSecond; 0: the time base the animations were "
+           "imported with, a file's own ticks, else 4800, what DirectX and 3ds Max use)",
+           0, min=0, max=1_000_000, panel="Animation"),
 )

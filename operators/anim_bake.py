@@ -1,0 +1,265 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Clips baked into bone channels for the builder's animation pass (numpy
+only): the pose-basis location, rotation and scale of every bone at the
+whole frames an action needs keyed, so that Blender's linear interpolation
+of the keys plays the clip's own playback within ``KEY_TOLERANCE`` of the
+model size at every frame.
+
+* Where to evaluate (:func:`bake_clip`): every whole frame next to a key of
+  the clip (where its playback bends), and between two evaluated frames the
+  frames at the quarters of the interval, round after round, until the
+  interpolation between evaluated frames reproduces every probe within half
+  the tolerance. Between a clip's keys its playback is smooth (a slerp or
+  lerp of two keys, through fixed matrices), so a long timeline with few
+  keys costs a few evaluations per key, not one per frame; a clip keyed on
+  every frame is evaluated on every frame.
+* What to key (:func:`baked_keys`): per curve, the evaluated frames that
+  ``core.key_reduction.linear_keys`` needs within the other half.
+
+A bone's pose basis is ``A_j local_j K_j^-1`` (``core.rig``'s module doc):
+computed from its own joint's local matrix when its parent bone's joint is
+its joint's parent (the builder makes every ancestor of a bone a bone),
+else from the joints' world matrices.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..core import key_reduction, quat, sampling
+from ..scene import Clip
+from ..scene import evaluate as oracle
+
+if TYPE_CHECKING:
+    from .builder import Built
+
+#: Blender's linear interpolation of the keys misses the clip's playback by
+#: at most this fraction of the model size, at any vertex and any whole frame
+#: (a hundredth of what a verification allows, so that the misses of a whole
+#: chain of bones stay far inside it).
+KEY_TOLERANCE = 1e-7
+#: Frames evaluated per pass (bounds the memory of a long timeline's matrices).
+BAKE_CHUNK = 2048
+_PROPS = ("location", "rotation_quaternion", "scale")
+
+
+class _Basis:
+    """The pose-basis channels of the bones of ``built`` in ``clip`` at any clip times."""
+
+    def __init__(self, built: Built, clip: Clip):
+        sk = built.scene.skeleton
+        assert sk is not None
+        self.sk, self.rs, self.clip = sk, built.rest, clip
+        self.bones = bones = built.bones
+        self.t0, self.r0, self.s0 = sampling.decompose_trs(sk.local)
+        self.front = _bone_fronts(built, clip)
+        self.moving = moving = clip.animated[bones]
+        self.tracks = {}
+        for name, ch in (("t", clip.translation), ("s", clip.scale)):
+            col = {int(j): k for k, j in enumerate(ch.targets.tolist())}
+            hit = [(bi, col[int(j)]) for bi, j in enumerate(bones.tolist()) if moving[bi] and int(j) in col]
+            self.tracks[name] = ([bi for bi, _ in hit], [k for _, k in hit], ch)
+
+    def local_rotations(self, times: np.ndarray) -> np.ndarray:
+        """(N, B, 4): the rotations of the bones' joints (as sampled, any sign)."""
+        clip = self.clip
+        r = np.broadcast_to(self.r0, (len(times),) + self.r0.shape).copy()
+        if len(clip.rotation.targets):
+            r[:, clip.rotation.targets] = (clip.sampler.sample_rotations(times) if clip.sampler is not None
+                                           else clip.rotation.sample(times, clip.rotation_mode))
+        return r[:, self.bones]
+
+    def __call__(self, times: np.ndarray):
+        """(location, rotation (any sign), scale, joint rotations) (N, B, ...) at clip ``times``."""
+        sk, rs, bones = self.sk, self.rs, self.bones
+        N, B = len(times), len(bones)
+        t, r, s = np.empty((N, B, 3)), np.empty((N, B, 4)), np.empty((N, B, 3))
+        q = self.local_rotations(times)
+        for lo in range(0, N, BAKE_CHUNK):
+            hi = min(lo + BAKE_CHUNK, N)
+            if self.front is None:
+                world = sk.world(self.clip.sample_local(sk.local, times[lo:hi]))[:, bones]
+                t[lo:hi], r[lo:hi], s[lo:hi] = sampling.decompose_trs(rs.pose_basis(world))
+                continue
+            ct = np.broadcast_to(self.t0[bones], (hi - lo, B, 3)).copy()
+            cs = np.broadcast_to(self.s0[bones], (hi - lo, B, 3)).copy()
+            for name, out in (("t", ct), ("s", cs)):
+                cols, ks, ch = self.tracks[name]
+                if cols:
+                    out[:, cols] = ch.sample(times[lo:hi])[:, ks]
+            local = sampling.compose_trs(ct, quat.normalize(q[lo:hi]), cs)
+            local[:, ~self.moving] = sk.local[bones[~self.moving]]
+            t[lo:hi], r[lo:hi], s[lo:hi] = sampling.decompose_trs(self.front[None] @ local @ rs.bind_to_rest[None])
+        return t, r, s, q
+
+    def signed(self, r: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Basis rotations ``r`` (F, B, 4) at consecutive evaluated frames in
+        the sign a builder keys them with (``Clip.baked_rotations``'s): an
+        ACTION clip's joint rotations ``q`` continuous from w >= 0 at the
+        first frame, a layer's in the hemisphere of the joint's default
+        rotation; mapped to the basis (``RestSplit.channels``) they give each
+        basis rotation its sign. Without rotation keys, ``r`` itself
+        continuous from its first frame (``rig.basis_channels``)."""
+        if not len(self.clip.rotation.targets):
+            r = r.copy()
+            r[:1] = quat.canonical(r[:1])
+            return quat.make_continuous(r, axis=0)
+        if self.clip.layer != "ACTION":
+            d = self.r0[self.bones][None]
+            q = np.where(np.sum(q * d, axis=-1, keepdims=True) < 0, -q, q)
+        else:
+            q = q.copy()
+            q[:1] = quat.canonical(q[:1])
+            q = quat.make_continuous(q, axis=0)
+        rs = self.rs
+        mapped = quat.mul(quat.mul(rs.parent_bind_quat[None], q), quat.conj(rs.rest_to_bind_quat)[None])
+        return np.where(np.sum(r * mapped, axis=-1, keepdims=True) < 0, -r, r)
+
+
+def _bone_fronts(built: Built, clip: Clip) -> np.ndarray | None:
+    """(B, 4, 4): what each bone's joint-local matrix is multiplied by on the
+    left to give its pose basis (``RestSplit.parent_bind_in_rest``, for a
+    root bone also its joint's parents' default world); None when a bone's
+    parent bone is not its joint's parent joint, or a root bone's parent
+    joint moves in ``clip``."""
+    sk = built.scene.skeleton
+    assert sk is not None
+    rs = built.rest
+    front = rs.parent_bind_in_rest.copy()
+    world = None
+    for bi, j in enumerate(built.bones.tolist()):
+        pj = int(sk.parents[j])
+        pb = int(rs.parent[bi])
+        if pb >= 0:
+            if int(built.bones[pb]) != pj:
+                return None
+        elif pj >= 0:
+            if clip.animated[pj]:
+                return None
+            world = sk.world() if world is None else world
+            front[bi] = front[bi] @ world[pj]
+    return front
+
+
+def _bends(clip: Clip, frames: np.ndarray, fps: float) -> np.ndarray:
+    """Indices into ``frames`` (the clip's ``bake_frames``) of the whole
+    frames next to a key of the clip, its cycle's start and end, and the
+    first and last frame: between two of them its playback is smooth."""
+    times = [ch.times for ch in (clip.rotation, clip.translation, clip.scale)]
+    if clip.cycle is not None:
+        times.append(np.asarray(clip.cycle, dtype=np.float64))
+    at = clip.to_frames(np.concatenate(times), fps) if times else np.zeros(0)
+    at = np.unique(np.concatenate((np.floor(at), np.ceil(at))))
+    i = np.searchsorted(frames, at - 1e-9)
+    near = np.concatenate((i - 1, i, i + 1))
+    return np.unique(np.clip(np.r_[near, 0, len(frames) - 1], 0, len(frames) - 1))
+
+
+def tolerances(built: Built, size: float, s: np.ndarray) -> dict[str, float]:
+    """Per property, how far a key's component may be from the playback so
+    that no vertex moves by more than ``KEY_TOLERANCE`` of the model size
+    ``size``: a rotation error of angle a moves a vertex by at most a times
+    its distance from the joint (at most ``reach``, the diagonal of the joints
+    and meshes together), a scale error likewise, and the bones' scales
+    ``s`` along a chain (``grow``) multiply all three."""
+    sk = built.scene.skeleton
+    assert sk is not None
+    joints = sk.world()[:, :3, 3]
+    reach = size + (float(np.linalg.norm(joints.max(0) - joints.min(0))) if len(joints) else 0.0)
+    grow = _chain_scale(built.rest.parent, np.abs(s).max(axis=(0, 2)) if s.size else np.ones(len(built.bones)))
+    budget = KEY_TOLERANCE * size / grow
+    # a quaternion component off by e turns by at most 4 e (radians)
+    return {"location": budget, "rotation_quaternion": budget / (4.0 * reach), "scale": budget / reach}
+
+
+def _chain_scale(parent: np.ndarray, scale: np.ndarray) -> float:
+    """The largest product of ``scale`` (B,) along a chain of bones (parents
+    listed first), at least 1."""
+    prod = np.ones(len(parent))
+    for b, p in enumerate(parent.tolist()):
+        prod[b] = max(float(scale[b]), 1.0) * (prod[p] if p >= 0 else 1.0)
+    return float(prod.max()) if len(prod) else 1.0
+
+
+def _miss(va, vb, vp, u, unit: bool) -> np.ndarray:
+    """Largest component difference (..., ) between ``vp`` and the linear
+    interpolation of ``va``, ``vb`` at ``u`` (normalised when ``unit``)."""
+    guess = va + (vb - va) * u[..., None]
+    if unit:
+        n = np.linalg.norm(guess, axis=-1, keepdims=True)
+        guess = guess / np.where(n > 0, n, 1.0)
+    return np.abs(guess - vp).max(axis=-1)
+
+
+def bake_clip(built: Built, clip: Clip, fps: float, size: float | None = None):
+    """(frames, location (F, B, 3), rotation (F, B, 4), scale (F, B, 3)) of
+    every bone at the whole frames of ``clip`` that need evaluating (the
+    module doc), rotations in the sign of ``Clip.baked_rotations``."""
+    if size is None:
+        size = oracle.size(built.scene)
+    basis = _Basis(built, clip)
+    frames, times = clip.bake_frames(fps)
+    F = len(frames)
+    done = _bends(clip, frames, fps)
+    t, r, s, q = basis(times[done])
+    half = {k: v / 2 for k, v in tolerances(built, size, s).items()}
+    rows = np.full(F, -1, dtype=np.int64)
+    rows[done] = np.arange(len(done))
+    moving = basis.moving
+    blended = clip.layer != "ACTION"
+    # open intervals between consecutive evaluated frames with frames between them
+    a, b = done[:-1], done[1:]
+    while True:
+        a, b = a[b - a > 1], b[b - a > 1]
+        if not len(a) or not moving.any():
+            break
+        probes = np.stack([a + (k * (b - a)) // 4 for k in (1, 2, 3)], axis=1)      # (I, 3)
+        new = np.setdiff1d(np.unique(probes), np.flatnonzero(rows >= 0))
+        if len(new):
+            nt, nr, ns, nq = basis(times[new])
+            rows[new] = len(t) + np.arange(len(new))
+            t, r, s, q = (np.concatenate(x) for x in ((t, nt), (r, nr), (s, ns), (q, nq)))
+        ra, rb, rp = rows[a][:, None], rows[b][:, None], rows[probes]
+        u = (frames[probes] - frames[a][:, None]) / (frames[b] - frames[a])[:, None]
+        worst = np.zeros(len(a))
+        for prop, v in zip(_PROPS, (t, r, s)):
+            va, vb, vp = v[ra][..., moving, :], v[rb][..., moving, :], v[rp][..., moving, :]
+            if prop == "rotation_quaternion":       # one hemisphere, as the keys will be
+                vb = np.where(np.sum(va * vb, axis=-1, keepdims=True) < 0, -vb, vb)
+                vp = np.where(np.sum(va * vp, axis=-1, keepdims=True) < 0, -vp, vp)
+            miss = _miss(va, vb, vp, np.broadcast_to(u[..., None], vp.shape[:-1]), prop == _PROPS[1] and not blended)
+            worst = np.maximum(worst, miss.max(axis=(1, 2)) / half[prop])
+        bad = worst > 1.0
+        a, b, probes = a[bad], b[bad], probes[bad]
+        cuts = np.concatenate((a[:, None], probes, b[:, None]), axis=1)
+        a, b = cuts[:, :-1].reshape(-1), cuts[:, 1:].reshape(-1)
+    at = np.flatnonzero(rows >= 0)
+    order = rows[at]
+    return frames[at], t[order], basis.signed(r[order], q[order]), s[order]
+
+
+def baked_keys(built: Built, frames: np.ndarray, channels, wanted: dict[str, list[int]],
+               size: float | None = None, blended: bool = False) -> dict[str, dict[int, np.ndarray]]:
+    """{property: {bone index: (F,) bool}}: which of the baked ``frames``
+    (:func:`bake_clip`'s, with its location, rotation, scale ``channels``)
+    to key for the bones ``wanted`` for each property: those
+    ``core.key_reduction.linear_keys`` needs within half the tolerances
+    (:func:`tolerances`; the other half is the baked frames' own, towards
+    the playback between them). Rotations are compared as Blender uses them,
+    normalised, unless ``blended`` (a layer: the NLA mixes the components
+    before normalising)."""
+    t, r, s = channels
+    if size is None:
+        size = oracle.size(built.scene)
+    tol = tolerances(built, size, s)
+    out: dict[str, dict[int, np.ndarray]] = {}
+    for prop, vals in zip(_PROPS, (t, r, s)):
+        cols = wanted.get(prop, [])
+        if not cols:
+            out[prop] = {}
+            continue
+        unit = prop == "rotation_quaternion" and not blended
+        keep = key_reduction.linear_keys(frames, vals[:, cols], tol[prop] / 2, unit=unit)
+        out[prop] = {bi: keep[:, c] for c, bi in enumerate(cols)}
+    return out
