@@ -23,6 +23,7 @@ else from the joints' world matrices.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -156,30 +157,78 @@ def _bends(clip: Clip, frames: np.ndarray, fps: float) -> np.ndarray:
     return np.unique(np.clip(np.r_[near, 0, len(frames) - 1], 0, len(frames) - 1))
 
 
-def tolerances(built: Built, size: float, s: np.ndarray) -> dict[str, float]:
-    """Per property, how far a key's component may be from the playback so
-    that no vertex moves by more than ``KEY_TOLERANCE`` of the model size
-    ``size``: a rotation error of angle a moves a vertex by at most a times
-    its distance from the joint (at most ``reach``, the diagonal of the joints
-    and meshes together), a scale error likewise, and the bones' scales
-    ``s`` along a chain (``grow``) multiply all three."""
-    sk = built.scene.skeleton
+@dataclass
+class Budget:
+    """What a bone's channels may miss: ``size`` (the model's, ``oracle.size``)
+    and each bone's ``reach`` (B,), the farthest a point it moves lies from
+    its joint at the default pose: the vertices weighted to it or to a
+    bone below it, the meshes on its joint or below, the joints below; the
+    whole model's extent (its meshes' and joints' diagonals together) for a
+    bone that moves nothing (another object may be parented to it)."""
+
+    size: float
+    reach: np.ndarray
+
+    def tolerances(self, built: Built, s: np.ndarray) -> dict[str, np.ndarray]:
+        """Per property, (B,): how far a key's component may be from the
+        playback so that no vertex moves by more than ``KEY_TOLERANCE`` of
+        the model size: a rotation error of angle a moves a point by at most
+        a times its distance from the joint, a scale error likewise, and the
+        scales ``s`` (F, B, 3) of a bone and the bones above it (``grow``)
+        multiply all three."""
+        grow = _chain_scale(built.rest.parent, np.abs(s).max(axis=(0, 2)) if s.size else np.ones(len(built.bones)))
+        budget = KEY_TOLERANCE * self.size / grow
+        # a quaternion component off by e turns by at most 4 e (radians)
+        return {"location": budget, "rotation_quaternion": budget / (4.0 * self.reach),
+                "scale": budget / self.reach}
+
+
+def budget(built: Built, size: float | None = None) -> Budget:
+    """The :class:`Budget` of ``built``'s bones (``size``: ``oracle.size``
+    when already known)."""
+    scene = built.scene
+    sk = scene.skeleton
     assert sk is not None
-    joints = sk.world()[:, :3, 3]
-    reach = size + (float(np.linalg.norm(joints.max(0) - joints.min(0))) if len(joints) else 0.0)
-    grow = _chain_scale(built.rest.parent, np.abs(s).max(axis=(0, 2)) if s.size else np.ones(len(built.bones)))
-    budget = KEY_TOLERANCE * size / grow
-    # a quaternion component off by e turns by at most 4 e (radians)
-    return {"location": budget, "rotation_quaternion": budget / (4.0 * reach), "scale": budget / reach}
+    if size is None:
+        size = oracle.size(scene)
+    world = sk.world()
+    joints = world[:, :3, 3]
+    J = len(sk)
+    lo, hi = joints.copy(), joints.copy()        # per joint: the box of what its subtree moves
+    moved = np.zeros(J, dtype=bool)
+    points = oracle.evaluate(scene, None, [0.0])[0] if scene.meshes else np.zeros((0, 3))
+    start = 0
+    for m in scene.meshes:
+        p = points[start:start + len(m.positions)]
+        start += len(m.positions)
+        if m.skin is not None and len(m.skin.vertex):
+            j, v = m.skin.joint[m.skin.weight != 0], m.skin.vertex[m.skin.weight != 0]
+        elif m.parent >= 0:
+            j, v = np.full(len(p), m.parent), np.arange(len(p))
+        else:
+            continue
+        np.minimum.at(lo, j, p[v])
+        np.maximum.at(hi, j, p[v])
+        moved[j] = True
+    for j in sk.order[::-1]:                     # children first: a joint's box holds its subtree's
+        pj = int(sk.parents[j])
+        if pj >= 0:
+            lo[pj], hi[pj] = np.minimum(lo[pj], lo[j]), np.maximum(hi[pj], hi[j])
+            moved[pj] |= moved[j]
+    far = np.maximum(np.abs(lo - joints), np.abs(hi - joints))
+    reach = np.linalg.norm(far, axis=1)[built.bones]
+    whole = size + (float(np.linalg.norm(joints.max(0) - joints.min(0))) if J else 0.0)
+    reach = np.where(moved[built.bones] & (reach > 0), reach, whole)
+    return Budget(float(size), np.minimum(reach, whole))
 
 
-def _chain_scale(parent: np.ndarray, scale: np.ndarray) -> float:
-    """The largest product of ``scale`` (B,) along a chain of bones (parents
-    listed first), at least 1."""
+def _chain_scale(parent: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """(B,): the product of ``scale`` (B,), at least 1 each, along each
+    bone's chain up to its root (parents listed first)."""
     prod = np.ones(len(parent))
     for b, p in enumerate(parent.tolist()):
         prod[b] = max(float(scale[b]), 1.0) * (prod[p] if p >= 0 else 1.0)
-    return float(prod.max()) if len(prod) else 1.0
+    return prod
 
 
 def _miss(va, vb, vp, u, unit: bool) -> np.ndarray:
@@ -192,21 +241,21 @@ def _miss(va, vb, vp, u, unit: bool) -> np.ndarray:
     return np.abs(guess - vp).max(axis=-1)
 
 
-def bake_clip(built: Built, clip: Clip, fps: float, size: float | None = None):
+def bake_clip(built: Built, clip: Clip, fps: float, room: Budget | None = None):
     """(frames, location (F, B, 3), rotation (F, B, 4), scale (F, B, 3)) of
     every bone at the whole frames of ``clip`` that need evaluating (the
-    module doc), rotations in the sign of ``Clip.baked_rotations``."""
-    if size is None:
-        size = oracle.size(built.scene)
+    module doc), rotations in the sign of ``Clip.baked_rotations``;
+    ``room``: :func:`budget`'s, when already made."""
+    room = room or budget(built)
     basis = _Basis(built, clip)
     frames, times = clip.bake_frames(fps)
     F = len(frames)
     done = _bends(clip, frames, fps)
     t, r, s, q = basis(times[done])
-    half = {k: v / 2 for k, v in tolerances(built, size, s).items()}
+    moving = basis.moving
+    half = {k: v[moving] / 2 for k, v in room.tolerances(built, s).items()}
     rows = np.full(F, -1, dtype=np.int64)
     rows[done] = np.arange(len(done))
-    moving = basis.moving
     blended = clip.layer != "ACTION"
     # open intervals between consecutive evaluated frames with frames between them
     a, b = done[:-1], done[1:]
@@ -229,7 +278,7 @@ def bake_clip(built: Built, clip: Clip, fps: float, size: float | None = None):
                 vb = np.where(np.sum(va * vb, axis=-1, keepdims=True) < 0, -vb, vb)
                 vp = np.where(np.sum(va * vp, axis=-1, keepdims=True) < 0, -vp, vp)
             miss = _miss(va, vb, vp, np.broadcast_to(u[..., None], vp.shape[:-1]), prop == _PROPS[1] and not blended)
-            worst = np.maximum(worst, miss.max(axis=(1, 2)) / half[prop])
+            worst = np.maximum(worst, (miss / half[prop]).max(axis=(1, 2)))
         bad = worst > 1.0
         a, b, probes = a[bad], b[bad], probes[bad]
         cuts = np.concatenate((a[:, None], probes, b[:, None]), axis=1)
@@ -240,19 +289,17 @@ def bake_clip(built: Built, clip: Clip, fps: float, size: float | None = None):
 
 
 def baked_keys(built: Built, frames: np.ndarray, channels, wanted: dict[str, list[int]],
-               size: float | None = None, blended: bool = False) -> dict[str, dict[int, np.ndarray]]:
+               room: Budget | None = None, blended: bool = False) -> dict[str, dict[int, np.ndarray]]:
     """{property: {bone index: (F,) bool}}: which of the baked ``frames``
     (:func:`bake_clip`'s, with its location, rotation, scale ``channels``)
     to key for the bones ``wanted`` for each property: those
     ``core.key_reduction.linear_keys`` needs within half the tolerances
-    (:func:`tolerances`; the other half is the baked frames' own, towards
-    the playback between them). Rotations are compared as Blender uses them,
-    normalised, unless ``blended`` (a layer: the NLA mixes the components
-    before normalising)."""
+    (``room``'s, :class:`Budget`; the other half is the baked frames' own,
+    towards the playback between them). Rotations are compared as Blender
+    uses them, normalised, unless ``blended`` (a layer: the NLA mixes the
+    components before normalising)."""
     t, r, s = channels
-    if size is None:
-        size = oracle.size(built.scene)
-    tol = tolerances(built, size, s)
+    tol = (room or budget(built)).tolerances(built, s)
     out: dict[str, dict[int, np.ndarray]] = {}
     for prop, vals in zip(_PROPS, (t, r, s)):
         cols = wanted.get(prop, [])
@@ -260,6 +307,6 @@ def baked_keys(built: Built, frames: np.ndarray, channels, wanted: dict[str, lis
             out[prop] = {}
             continue
         unit = prop == "rotation_quaternion" and not blended
-        keep = key_reduction.linear_keys(frames, vals[:, cols], tol[prop] / 2, unit=unit)
+        keep = key_reduction.linear_keys(frames, vals[:, cols], tol[prop][cols] / 2, unit=unit)
         out[prop] = {bi: keep[:, c] for c, bi in enumerate(cols)}
     return out

@@ -231,11 +231,12 @@ def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) 
 
 
 def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict[int, set[str]],
-                 channels=None, resting: frozenset = frozenset(), size: float | None = None):
+                 channels=None, resting: frozenset = frozenset(), size: float | None = None,
+                 room: anim_bake.Budget | None = None):
     """One action for ``clip``: baked (every frame from the clip's own
     sampler, keyed where ``anim_bake.baked_keys`` needs a key; ``channels``:
     its ``anim_bake.bake_clip`` when already made; ``size``: the model's,
-    ``oracle.size``)
+    ``oracle.size``; ``room``: its ``anim_bake.budget``)
     or the file's keys mapped channel by channel. ``resting`` channels are
     not keyed."""
     action, slot, bag = new_action_for(built.armature, clip.name)
@@ -249,11 +250,12 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
     dt, dr, ds = default_channels(built)
     f0 = clip.frame_range(fps)[0]
     if baked:
-        frames, t, r, s = channels if channels is not None else anim_bake.bake_clip(built, clip, fps, size)
+        room = room or anim_bake.budget(built, size)
+        frames, t, r, s = channels if channels is not None else anim_bake.bake_clip(built, clip, fps, room)
         keyed = {bi: animated_props(clip, j) if clip.animated[j] else set()
                  for bi, j in enumerate(built.bones.tolist())}
         wanted = {prop: [bi for bi in keyed if prop in keyed[bi] and (bi, prop) not in resting] for prop in _PROPS}
-        keep = anim_bake.baked_keys(built, frames, (t, r, s), wanted, size, blended=clip.layer != "ACTION")
+        keep = anim_bake.baked_keys(built, frames, (t, r, s), wanted, room, blended=clip.layer != "ACTION")
         for bi, j in enumerate(built.bones.tolist()):
             bone = built.bone_names[j]
             for prop, vals in zip(_PROPS, (t[:, bi], _wxyz(r[:, bi]), s[:, bi])):
@@ -454,11 +456,12 @@ def build_clips(built: Built, fps: float, bake: bool, size: float) -> tuple[floa
         short_clip_warning(built, clip, fps)
     modes = [must_bake(built, clip, fps, built.baked, exact) for clip in clips]
     pre: list = [None] * len(clips)
+    room = anim_bake.budget(built, size)
     resting: frozenset = frozenset()
     if all(modes) and all(c.layer == "ACTION" for c in clips):
-        pre = [anim_bake.bake_clip(built, clip, fps, size) for clip in clips]
+        pre = [anim_bake.bake_clip(built, clip, fps, room) for clip in clips]
         resting = resting_channels(built, clips, pre, size)
     for clip, baked, channels in zip(clips, modes, pre):
-        action, slot = build_action(built, clip, fps, baked, static, channels, resting, size)
+        action, slot = build_action(built, clip, fps, baked, static, channels, resting, size, room)
         built.actions.append((action, slot, clip))
     return place_actions(built, fps)
