@@ -160,11 +160,12 @@ def _bends(clip: Clip, frames: np.ndarray, fps: float) -> np.ndarray:
 @dataclass
 class Budget:
     """What a bone's channels may miss: ``size`` (the model's, ``oracle.size``)
-    and each bone's ``reach`` (B,), the farthest a point it moves lies from
-    its joint at the default pose: the vertices weighted to it or to a
-    bone below it, the meshes on its joint or below, the joints below; the
-    whole model's extent (its meshes' and joints' diagonals together) for a
-    bone that moves nothing (another object may be parented to it)."""
+    and each bone's ``reach`` (B,), how far from its joint a point it moves
+    can be in any pose its bones can turn to: the farthest vertex weighted
+    to it (or point of a mesh on its joint), or a child joint's distance
+    plus the child's reach, at the default pose; the whole model's extent
+    (its meshes' and joints' diagonals together) for a bone that moves no
+    vertex (another object may be parented to it)."""
 
     size: float
     reach: np.ndarray
@@ -191,10 +192,9 @@ def budget(built: Built, size: float | None = None) -> Budget:
     assert sk is not None
     if size is None:
         size = oracle.size(scene)
-    world = sk.world()
-    joints = world[:, :3, 3]
+    joints = sk.world()[:, :3, 3]
     J = len(sk)
-    lo, hi = joints.copy(), joints.copy()        # per joint: the box of what its subtree moves
+    reach = np.zeros(J)
     moved = np.zeros(J, dtype=bool)
     points = oracle.evaluate(scene, None, [0.0])[0] if scene.meshes else np.zeros((0, 3))
     start = 0
@@ -202,24 +202,22 @@ def budget(built: Built, size: float | None = None) -> Budget:
         p = points[start:start + len(m.positions)]
         start += len(m.positions)
         if m.skin is not None and len(m.skin.vertex):
-            j, v = m.skin.joint[m.skin.weight != 0], m.skin.vertex[m.skin.weight != 0]
+            on = m.skin.weight != 0
+            j, v = m.skin.joint[on], m.skin.vertex[on]
         elif m.parent >= 0:
             j, v = np.full(len(p), m.parent), np.arange(len(p))
         else:
             continue
-        np.minimum.at(lo, j, p[v])
-        np.maximum.at(hi, j, p[v])
+        np.maximum.at(reach, j, np.linalg.norm(p[v] - joints[j], axis=1))
         moved[j] = True
-    for j in sk.order[::-1]:                     # children first: a joint's box holds its subtree's
+    for j in sk.order[::-1]:                     # children first: a chain can straighten
         pj = int(sk.parents[j])
         if pj >= 0:
-            lo[pj], hi[pj] = np.minimum(lo[pj], lo[j]), np.maximum(hi[pj], hi[j])
+            reach[pj] = max(reach[pj], float(np.linalg.norm(joints[j] - joints[pj])) + reach[j])
             moved[pj] |= moved[j]
-    far = np.maximum(np.abs(lo - joints), np.abs(hi - joints))
-    reach = np.linalg.norm(far, axis=1)[built.bones]
     whole = size + (float(np.linalg.norm(joints.max(0) - joints.min(0))) if J else 0.0)
-    reach = np.where(moved[built.bones] & (reach > 0), reach, whole)
-    return Budget(float(size), np.minimum(reach, whole))
+    reach = reach[built.bones]
+    return Budget(float(size), np.where(moved[built.bones] & (reach > 0), reach, whole))
 
 
 def _chain_scale(parent: np.ndarray, scale: np.ndarray) -> np.ndarray:

@@ -104,8 +104,9 @@ class _FileImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # th
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
     bake: BoolProperty(name="Key Every Frame", default=True,
-                       description="Key every frame with the file's exact playback (off: only the file's "
-                                   "keys, which Blender interpolates a little differently between keys)")
+                       description="Key the file's exact playback wherever Blender's interpolation would miss it "
+                                   "at a frame (off: only the file's keys, which Blender interpolates a little "
+                                   "differently between keys)")
     set_frame_range: BoolProperty(name="Set Frame Range", default=True,
                                   description="Set the scene's start and end frames to the animations'")
 
