@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import X_CORPUS, print_profile, ratio_line, spread  # noqa: E402
+from _common import X_CORPUS, print_profile, ratio_line, spread, warm_gltf  # noqa: E402
 
 TINY = X_CORPUS / "directx-sdk" / "tiny_4anim.x"
 #: AnimTicksPerSecond of the written files: 974, 9,744, 97,440 frames at 24 fps
@@ -98,13 +98,8 @@ def main() -> int:
     last = None
     with tempfile.TemporaryDirectory(prefix="bench_timeline_") as tmp:
         files = write_files(Path(tmp), rates)
-        if have_assimp:    # warm-up: the first glTF import loads the add-on
-            bpy.ops.wm.read_homefile(use_empty=True)
-            warm = Path(tmp) / "warm.glb"
-            bpy.ops.mesh.primitive_cube_add()
-            bpy.ops.export_scene.gltf(filepath=str(warm))
-            bpy.ops.wm.read_homefile(use_empty=True)
-            bpy.ops.import_scene.gltf(filepath=str(warm))
+        if have_assimp:
+            warm_gltf(bpy, Path(tmp))
         for p in files:
             glb = p.with_suffix(".glb")
             ours, cpu, base, ratios = [], [], [], []
