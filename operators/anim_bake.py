@@ -256,10 +256,10 @@ def bake_clip(built: Built, clip: Clip, fps: float, room: Budget | None = None):
     rows[done] = np.arange(len(done))
     blended = clip.layer != "ACTION"
     # open intervals between consecutive evaluated frames with frames between them
-    a, b = done[:-1], done[1:]
+    a, b = (done[:-1], done[1:]) if moving.any() else (done[:0], done[:0])
     while True:
         a, b = a[b - a > 1], b[b - a > 1]
-        if not len(a) or not moving.any():
+        if not len(a):
             break
         probes = np.stack([a + (k * (b - a)) // 4 for k in (1, 2, 3)], axis=1)      # (I, 3)
         new = np.setdiff1d(np.unique(probes), np.flatnonzero(rows >= 0))
@@ -272,10 +272,11 @@ def bake_clip(built: Built, clip: Clip, fps: float, room: Budget | None = None):
         worst = np.zeros(len(a))
         for prop, v in zip(_PROPS, (t, r, s)):
             va, vb, vp = v[ra][..., moving, :], v[rb][..., moving, :], v[rp][..., moving, :]
-            if prop == "rotation_quaternion":       # one hemisphere, as the keys will be
+            rotation = prop == "rotation_quaternion"
+            if rotation:                            # one hemisphere, as the keys will be
                 vb = np.where(np.sum(va * vb, axis=-1, keepdims=True) < 0, -vb, vb)
                 vp = np.where(np.sum(va * vp, axis=-1, keepdims=True) < 0, -vp, vp)
-            miss = _miss(va, vb, vp, np.broadcast_to(u[..., None], vp.shape[:-1]), prop == _PROPS[1] and not blended)
+            miss = _miss(va, vb, vp, np.broadcast_to(u[..., None], vp.shape[:-1]), rotation and not blended)
             worst = np.maximum(worst, (miss / half[prop]).max(axis=(1, 2)))
         bad = worst > 1.0
         a, b, probes = a[bad], b[bad], probes[bad]

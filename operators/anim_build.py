@@ -126,7 +126,7 @@ def time_base_note(clips: list[Clip], fps: float) -> str | None:
     if not said:
         return None
     notes = list(dict.fromkeys(c.extras["time_base"] for c in said))
-    lengths = [np.subtract(*c.frame_range(fps)[::-1]) for c in said]
+    lengths = [f1 - f0 for f0, f1 in (c.frame_range(fps) for c in said)]
     longest = said[int(np.argmax(lengths))]
     return (f"time base {'; '.join(notes)}: {max(lengths):.4g} frames at {fps:g} fps"
             + (f" ({longest.name}, longest of {len(said)})" if len(said) > 1 else "")
@@ -233,12 +233,11 @@ def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) 
 def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict[int, set[str]],
                  channels=None, resting: frozenset = frozenset(), size: float | None = None,
                  room: anim_bake.Budget | None = None):
-    """One action for ``clip``: baked (every frame from the clip's own
-    sampler, keyed where ``anim_bake.baked_keys`` needs a key; ``channels``:
-    its ``anim_bake.bake_clip`` when already made; ``size``: the model's,
-    ``oracle.size``; ``room``: its ``anim_bake.budget``)
-    or the file's keys mapped channel by channel. ``resting`` channels are
-    not keyed."""
+    """One action for ``clip``: baked (the clip's own playback, evaluated by
+    ``anim_bake.bake_clip`` and keyed where ``anim_bake.baked_keys`` needs a
+    key; ``channels``: the bake when already made; ``size``: the model's,
+    ``oracle.size``; ``room``: its ``anim_bake.budget``) or the file's keys
+    mapped channel by channel. ``resting`` channels are not keyed."""
     action, slot, bag = new_action_for(built.armature, clip.name)
     sk = built.scene.skeleton
     assert sk is not None
