@@ -85,6 +85,10 @@ def import_files(args):
     built = pipeline.load(bpy.context, fmt, [args.model], axes=axes, options=opts, reader_options=scene_options)
     for w in built.warnings:
         print("warning:", w)
+    fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
+    note = anim_build.time_base_note([c for _, _, c in built.actions], fps)
+    if note:
+        print(note)
     for i, p in enumerate(mergeable):
         weight = float(args.weights[i]) if args.weights else 1.0
         extra = pipeline.load_animations(bpy.context, fmt, [p], armature=built.armature,

@@ -104,12 +104,12 @@ class _FileImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # th
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
     bake: BoolProperty(name="Key Every Frame", default=True,
-                       description="Key every whole frame with the file's playback. Off: the file's keys; "
-                                   "RiTE also keys every frame between keys Blender would interpolate "
-                                   "differently (more than 36 degrees apart, or through the loop's wrap): the "
-                                   "same poses at every frame. DirectX keeps only its keys: Blender interpolates "
-                                   "them component by component where DirectX turns at a constant speed, up to "
-                                   "0.03 degrees off between keys 30 degrees apart, 0.9 degrees at 90")
+                       description="Key the file's exact playback wherever Blender's interpolation would miss it "
+                                   "at a frame. Off: the file's keys; RiTE also keys every frame between keys "
+                                   "Blender would interpolate differently (more than 36 degrees apart, or through "
+                                   "the loop's wrap): the same poses at every frame. DirectX keeps only its keys: "
+                                   "Blender interpolates them component by component where DirectX turns at a "
+                                   "constant speed, up to 0.03 degrees off between keys 30 degrees apart, 0.9 at 90")
     set_frame_range: BoolProperty(name="Set Frame Range", default=True,
                                   description="Set the scene's start and end frames to the animations'")
 
@@ -170,8 +170,9 @@ class _ModelImport(_FileImport):
         for r in ok:
             report_warnings(self, r.warnings)
             b = r.built
+            timing = _time_base(context, b)
             self.report({"INFO"}, f"Imported {os.path.basename(r.path)}: {len(b.meshes)} mesh(es), "
-                                  f"{len(b.bones)} bones, {len(b.actions)} action(s)")
+                                  f"{len(b.bones)} bones, {len(b.actions)} action(s)" + timing)
         return {"FINISHED"} if ok else {"CANCELLED"}
 
 
@@ -201,8 +202,17 @@ class _AnimImport(_FileImport):
             return {"CANCELLED"}
         report_warnings(self, built.warnings)
         self.report({"INFO"}, f"Imported {len(built.actions)} animation(s): "
-                              + ", ".join(a.name for a, _, _ in built.actions))
+                              + ", ".join(a.name for a, _, _ in built.actions) + _time_base(context, built))
         return {"FINISHED"}
+
+
+def _time_base(context, built) -> str:
+    """"; time base ..." for the summary when the reader chose one (.X)."""
+    from . import anim_build
+
+    fps = context.scene.render.fps / context.scene.render.fps_base
+    note = anim_build.time_base_note([c for _, _, c in built.actions], fps)
+    return f"; {note}" if note else ""
 
 
 def find_armature(context):

@@ -17,6 +17,8 @@ What is DirectX's and stays here:
 * every frame is a joint; a joint's bind matrix is ``mesh frame world @
   inverse(matrixOffset)`` (:func:`core.rig.resolve_binds` fills the rest);
 * key times are ticks: ``AnimTicksPerSecond``, 4800 when absent (D3DX);
+  files that number their keys in frames are read by the time base
+  :mod:`.time_base` chooses;
 * texture coordinates have v down;
 * a Material's faceColor alpha of 0 is opaque (:func:`shown_alpha`), the
   file's value kept in the material's ``extras["xfile"]["alpha"]``.

@@ -250,15 +250,26 @@ class _SceneWriter:
     @staticmethod
     def keyed(clip: Clip) -> bool:
         """A clip written key for key (it came from .X): no sampler, a tick
-        rate, slerp between keys (as .X readers interpolate)."""
-        return clip.sampler is None and clip.ticks_per_second is not None and clip.rotation_mode == "slerp"
+        rate (or .X keys read at one tick per frame), slerp between keys (as
+        .X readers interpolate)."""
+        in_frames = (clip.extras.get("xfile") or {}).get("time_base") == "FRAMES"
+        return (clip.sampler is None and clip.rotation_mode == "slerp"
+                and (clip.ticks_per_second is not None or in_frames))
+
+    def clip_rate(self, clip: Clip) -> float:
+        """A keyed clip's ticks per second (one tick per frame: the frame rate)."""
+        return float(clip.ticks_per_second if clip.ticks_per_second is not None else self.fps)
 
     def file_ticks(self) -> float:
+        """The option's ticks per second, else the time base the first clip
+        read from .X was read with (keyed, or imported and baked: its ticks
+        come back as they were, one per frame for a file read at one tick per
+        frame), else 4800."""
         if self.tps_option:
             return float(self.tps_option)
         for c in self.scene.clips:
-            if self.keyed(c):
-                return float(c.ticks_per_second)
+            if self.keyed(c) or (c.extras.get("xfile") or {}).get("time_base"):
+                return self.clip_rate(c)
         return float(DEFAULT_TICKS_PER_SECOND)
 
     def _keys(self, local_file: np.ndarray, ticks: np.ndarray) -> list:
@@ -280,7 +291,7 @@ class _SceneWriter:
         aset = XAnimationSet(name=clip.name or None)
         joints = np.flatnonzero(clip.animated).tolist()
         if self.keyed(clip):
-            rate = tps / float(clip.ticks_per_second)
+            rate = tps / self.clip_rate(clip)
             chans = {"r": clip.rotation, "s": clip.scale, "t": clip.translation}
             tracks = {c: {int(j): k for k, j in enumerate(ch.targets.tolist())} for c, ch in chans.items()}
 
@@ -353,7 +364,7 @@ class _SceneWriter:
             if itps < 1 or abs(itps - tps) > 1e-9:
                 self.warnings.append(f"ticks per second {tps:g} is not a whole number: {max(itps, 1)} used")
                 itps = max(itps, 1)
-            rates = {float(c.ticks_per_second) for c in self.scene.clips if self.keyed(c)}
+            rates = {self.clip_rate(c) for c in self.scene.clips if self.keyed(c)}
             if rates - {float(itps)}:
                 self.warnings.append(f"key times rescaled from {', '.join(f'{r:g}' for r in sorted(rates))} "
                                      f"to {itps} ticks per second")
@@ -407,7 +418,7 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, storag
         raise FormatError(f"float size must be 32 or 64, not {float_size!r}", path=path)
     float_size = int(float_size)
     try:
-        xf = xfile_from_scene(scene, warnings=warnings, fps=fps, ticks_per_second=ticks_per_second,
+        xf = xfile_from_scene(scene, warnings=warnings, fps=fps, ticks_per_second=ticks_per_second or None,
                               key_type=key_type, axes=axes, text=storage.startswith("text"))
     except FormatError as err:
         if err.path is None:

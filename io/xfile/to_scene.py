@@ -12,8 +12,9 @@ from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin
 from ...scene.validate import singular
 from ..errors import FormatError, Warnings
 from . import facing
-from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, rotation_from_key, shown_alpha
+from .conventions import FORMAT, col, default_axes, rotation_from_key, shown_alpha
 from .model import XAnimationSet, XFile, XMaterial, XMesh
+from .time_base import AUTO, TimeBase, choose
 
 #: a singular frame that places nothing gets its flattened axes scaled by this
 #: much of its largest axis (Blender needs an invertible matrix)
@@ -21,10 +22,9 @@ FLATTENED = 1e-5
 
 
 class _Reader:
-    def __init__(self, xf: XFile, axes: AxisConversion, path: str, warnings: list[str],
-                 ticks_per_second: float = 0.0):
+    def __init__(self, xf: XFile, axes: AxisConversion, path: str, warnings: list[str], time_base: TimeBase):
         self.xf = xf
-        self.ticks_per_second = ticks_per_second       # > 0: overrides the file's time base
+        self.time_base = time_base
         self.axes = axes
         self.path = path
         self.warnings = warnings
@@ -271,11 +271,10 @@ class _Reader:
             if bad:
                 self.warnings.append(f"{len(bad)} frame(s) have different bind poses in different meshes "
                                      f"(first: {sk.names[bad[0]]!r}); the first mesh's is used")
-            tps = float(self.ticks_per_second or self.xf.anim_ticks_per_second or DEFAULT_TICKS_PER_SECOND)
-            clips = [self.clip(s, i, sk, by_name, tps) for i, s in enumerate(self.xf.animation_sets)]
+            clips = [self.clip(s, i, sk, by_name) for i, s in enumerate(self.xf.animation_sets)]
         return Scene(name, sk, meshes, self.materials, clips, Source(FORMAT, self.path, self.axes))
 
-    def clip(self, aset: XAnimationSet, i: int, sk: Skeleton, by_name: dict[str, int], tps: float) -> Clip:
+    def clip(self, aset: XAnimationSet, i: int, sk: Skeleton, by_name: dict[str, int]) -> Clip:
         name = aset.name or f"AnimationSet{i}"
         tracks: dict[str, tuple[list, list, list]] = {"r": ([], [], []), "t": ([], [], []), "s": ([], [], [])}
         animated = np.zeros(len(sk), dtype=bool)
@@ -332,8 +331,10 @@ class _Reader:
 
         if not np.isfinite(lo):
             lo = hi = 0.0
+        tb = self.time_base
         return Clip(name, channels("r", 4), channels("t", 3), channels("s", 3), animated,
-                    start=float(lo), end=float(hi), ticks_per_second=tps, rotation_mode="slerp")
+                    start=float(lo), end=float(hi), ticks_per_second=tb.ticks_per_second, rotation_mode="slerp",
+                    extras={"xfile": tb.extras(), "time_base": tb.describe()})
 
 
 def _put(track, j: int, times: np.ndarray, values: np.ndarray) -> None:
@@ -358,34 +359,37 @@ def _size_hint(meshes: list[Mesh], world: np.ndarray) -> float:
 
 
 def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | None = None,
-                     warnings: list[str] | None = None, ticks_per_second: float = 0.0) -> Scene:
-    """A parsed .X file as a scene in Blender space (see the module doc).
-    ``ticks_per_second`` > 0 overrides the file's time base."""
+                     warnings: list[str] | None = None, time_base: str = AUTO,
+                     ticks_per_second: float = 0.0) -> Scene:
+    """A parsed .X file as a scene in Blender space (see the module doc),
+    its keys read with the time base ``time_base`` / ``ticks_per_second``
+    choose (:func:`.time_base.choose`): each clip's ``ticks_per_second``
+    (None: one tick per frame) and ``extras`` say which."""
     warnings = warnings if warnings is not None else Warnings()
     warnings.extend(xf.warnings)
     name = Path(path).stem if path else "xfile"
-    if not (np.isfinite(ticks_per_second) and ticks_per_second >= 0):
-        raise ValueError(f"ticks per second must be 0 (the file's) or positive, not {ticks_per_second!r}")
-    return _Reader(xf, axes or default_axes(), str(path), warnings, float(ticks_per_second)).scene(name)
+    tb = choose(xf, time_base, ticks_per_second, path=str(path))
+    return _Reader(xf, axes or default_axes(), str(path), warnings, tb).scene(name)
 
 
 
 def read_scene(paths, *, axes: AxisConversion | None = None, warnings: list[str] | None = None,
-               ticks_per_second: float = 0.0) -> Scene:
-    """One .X file as a scene. ``ticks_per_second`` > 0 overrides the file's
-    time base (0: AnimTicksPerSecond, or 4800 when the file has none)."""
+               time_base: str = AUTO, ticks_per_second: float = 0.0) -> Scene:
+    """One .X file as a scene, its keys read with the time base the options
+    choose (``io/xfile/time_base.py``; default: automatic)."""
     from .reader import read_xfile
 
     paths = [str(p) for p in paths]
     if len(paths) != 1:
         raise FormatError(f"give exactly one .x file (got {len(paths)})")
     return scene_from_xfile(read_xfile(paths[0]), path=paths[0], axes=axes, warnings=warnings,
-                            ticks_per_second=ticks_per_second)
+                            time_base=time_base, ticks_per_second=ticks_per_second)
 
 
 
 def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = "ACTION", weight: float = 1.0,
-               warnings: list[str] | None = None, ticks_per_second: float = 0.0) -> list[Clip]:
+               warnings: list[str] | None = None, time_base: str = AUTO,
+               ticks_per_second: float = 0.0) -> list[Clip]:
     """The AnimationSets of .X files as clips on another ``skeleton``,
     matching frames to joints by name (the name-based rebinding of the
     project's reference notes on skeletal animation, seed 002): a set's keys
@@ -399,7 +403,7 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = 
     out = []
     for p in paths:
         src = scene_from_xfile(read_xfile(p), path=str(p), axes=axes, warnings=warnings,
-                               ticks_per_second=ticks_per_second)
+                               time_base=time_base, ticks_per_second=ticks_per_second)
         if not src.clips:
             raise FormatError("the file has no AnimationSet", path=p)
         names = src.skeleton.names
@@ -433,4 +437,4 @@ def _retarget(clip: Clip, names: list[str], index: dict[str, int], n_joints: int
             animated[index[names[j]]] = True
     return Clip(clip.name, move(clip.rotation, 4), move(clip.translation, 3), move(clip.scale, 3), animated,
                 start=clip.start, end=clip.end, ticks_per_second=clip.ticks_per_second,
-                rotation_mode=clip.rotation_mode, layer=layer, weight=float(weight))
+                rotation_mode=clip.rotation_mode, layer=layer, weight=float(weight), extras=clip.extras)
