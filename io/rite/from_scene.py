@@ -15,6 +15,7 @@ on the written files.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -378,7 +379,8 @@ def raa_from_clip(scene: Scene, clip: Clip, ram: RamModel, *, axes: AxisConversi
     tracks: dict[int, RaaTrack] = {}
     frame_count = 0
     if keys:
-        times, baked = clip.baked_rotations(np.tile(quat.IDENTITY, (J, 1)), fps)
+        # the signs are relative to the continuous rotations (io.rite.to_scene.key_signs)
+        times, baked = replace(clip, layer="ACTION").baked_rotations(np.tile(quat.IDENTITY, (J, 1)), fps)
         for jname, pairs in keys.items():
             j = index.get(jname)
             if j is None or not clip.animated[j] or not len(pairs):
