@@ -20,7 +20,7 @@ from bpy_extras import anim_utils
 from ..core import quat, rig, sampling
 from ..core.blend import mergeable_influences
 from ..scene import Clip
-from . import metadata
+from . import metadata, source_keys
 
 if TYPE_CHECKING:
     from .builder import Built
@@ -273,6 +273,7 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
         "layer": clip.layer, "weight": clip.weight, "start": clip.start, "end": clip.end,
         "cycle": clip.cycle, "cycle_frames": cycle, "ticks_per_second": clip.ticks_per_second,
         "baked": bool(baked), "extras": clip.extras})
+    source_keys.record(action, clip, built.armature)     # an export writes an untouched set key for key
     return action, slot
 
 

@@ -19,21 +19,38 @@ if TYPE_CHECKING:
     from .armature_extract import Rig
 
 
-def _mesh_data(context, obj, apply_modifiers: bool):
-    """The mesh without armature deformation (other modifiers applied on request)."""
-    if not apply_modifiers:
+def _mesh_data(context, obj, apply_modifiers: bool, warnings: list[str]):
+    """(mesh, a temporary copy to remove afterwards or None): the mesh
+    without armature deformation, with the other modifiers applied on
+    request (only when the object has any: otherwise its own mesh). The
+    copy is a mesh datablock of its own (``new_from_object``): an evaluated
+    mesh would be freed by the view layer update that restores the Armature
+    modifiers."""
+    others = [m for m in obj.modifiers if m.type != "ARMATURE" and m.show_viewport]
+    if not others:
         return obj.data, None
+    if not apply_modifiers:
+        warnings.append(f"{obj.name}: modifiers not applied ({', '.join(m.name for m in others[:6])}): the mesh "
+                        f"is written without them (Apply Modifiers writes it as Blender shows it)")
+        return obj.data, None
+    shown = [m for m in obj.modifiers if m.show_viewport]
+    arm_at = next((i for i, m in enumerate(shown) if m.type == "ARMATURE"), len(shown))
+    after = [m.name for m in shown[arm_at:] if m.type != "ARMATURE"]
+    if after:
+        warnings.append(f"{obj.name}: modifiers after the Armature modifier ({', '.join(after[:6])}) are applied "
+                        f"to the mesh before it deforms (a file holds no modifier stack)")
     saved = [(m, m.show_viewport) for m in obj.modifiers if m.type == "ARMATURE"]
     try:
         for m, _ in saved:
             m.show_viewport = False
         dg = context.evaluated_depsgraph_get()
         ev = obj.evaluated_get(dg)
-        return ev.to_mesh(preserve_all_data_layers=True, depsgraph=dg), ev
+        me = bpy.data.meshes.new_from_object(ev, preserve_all_data_layers=True, depsgraph=dg)
     finally:
         for m, v in saved:
             m.show_viewport = v
         context.view_layer.update()
+    return me, me
 
 
 def vertex_weights(me, obj, bone_joint: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
@@ -175,7 +192,7 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
     """A scene mesh from a mesh object: skinned (vertex groups naming the
     rig's bones, with an Armature modifier on it), rigid under a bone, or
     free (placed by its world matrix)."""
-    me, ev = _mesh_data(context, obj, apply_modifiers)
+    me, temporary = _mesh_data(context, obj, apply_modifiers, warnings)
     try:
         V, L, F = len(me.vertices), len(me.loops), len(me.polygons)
         co = mesh_arrays.positions(me)
@@ -282,6 +299,6 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
             warnings.append(f"{obj.name}: shape keys are not exported (the basis shape is)")
         return out
     finally:
-        if ev is not None:
-            ev.to_mesh_clear()
+        if temporary is not None:
+            bpy.data.meshes.remove(temporary)
 

@@ -232,8 +232,9 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
                     "imported with (off: the Forward/Up/Scale below)")
     global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6,
                                 description="The scale the importer would apply (the export divides by it)")
-    apply_modifiers: BoolProperty(name="Apply Modifiers", default=False,
-                                  description="Apply modifiers other than the Armature modifier")
+    apply_modifiers: BoolProperty(name="Apply Modifiers", default=True,
+                                  description="Write meshes as their modifiers other than the Armature modifier "
+                                              "make them (as Blender shows them)")
     export_animations: BoolProperty(name="Animations", default=True,
                                     description="Export the armature's actions")
 

@@ -114,7 +114,7 @@ def _node(b: _Buf, nodes: list[Node], parent: int) -> None:
     end = b.chunk(NODE)
     name = b.string()
     m = b.floats(16).reshape(4, 4)
-    n_children, n_meshes, n_meta = b.u32(), b.u32(), b.u32()
+    n_children, n_meshes, _ = b.u32(), b.u32(), b.u32()      # children, meshes, metadata entries
     meshes = [b.u32() for _ in range(n_meshes)]
     me = len(nodes)
     nodes.append(Node(name, m, parent, meshes))

@@ -320,7 +320,7 @@ def test_failed_export_anim_leaves_the_existing_file_untouched(bpy, tmp_path):
         bpy.ops.export_anim.rite(filepath=str(target))
     ao, _, _ = rig.build(bpy)
     ao.animation_data.action = None          # an armature without an active action
-    with pytest.raises(RuntimeError, match="no active action"):
+    with pytest.raises(RuntimeError, match="has no action and no NLA track"):
         bpy.ops.export_anim.rite(filepath=str(target))
     assert target.read_bytes() == PREVIOUS
     assert _leftovers(tmp_path, {"keep.raa"}) == []
