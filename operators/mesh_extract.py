@@ -136,6 +136,20 @@ def vertex_weights(me, obj, bone_joint: dict[str, int]) -> tuple[np.ndarray, np.
             skipped)
 
 
+def _normalised(name: str, wv: np.ndarray, ww: np.ndarray, V: int, warnings: list[str]) -> np.ndarray:
+    """Weights divided by each vertex's sum, as Blender's Armature modifier
+    deforms with them (RiTE and Direct3D play weights as given): reported
+    with the count and the largest deviation of a sum from 1."""
+    total = np.bincount(wv, weights=ww, minlength=V)
+    off = np.abs(total - 1.0)
+    bad = (total > 0) & (off > 1e-6)
+    if not bad.any():
+        return ww
+    warnings.append(f"{name}: the weights of {int(bad.sum())} vertices do not sum to 1 (by up to "
+                    f"{float(off[bad].max()):.3g}): written divided by their sum, as Blender deforms them")
+    return ww / np.where(total > 0, total, 1.0)[wv]
+
+
 def material_of(mat) -> Material:
     """A scene material from a Blender one (the builder's mapping, inverted)."""
     if mat is None:
@@ -277,6 +291,7 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
                 wv, wj, ww, skipped = vertex_weights(me, obj, bone_joint)
                 if skipped:
                     warnings.append(f"{obj.name}: vertex groups without a bone ignored: {', '.join(skipped[:8])}")
+                ww = _normalised(obj.name, wv, ww, V, warnings)
                 joints = np.unique(wj)
                 sk = skeleton_rig.skeleton
                 ib = np.linalg.inv(sk.bind[joints]) @ world if len(joints) else np.zeros((0, 4, 4))

@@ -213,11 +213,27 @@ def choose_armature(objs: list, context):
     raise IOFailed("several armatures: select the one to export (or export the selection)")
 
 
+def shared_values(source) -> dict:
+    """The values of the export options every format shares
+    (``io.export_options``) on an operator or parsed arguments (missing or
+    None: the option's default)."""
+    from ..io import export_options
+
+    out = {}
+    for spec in export_options.OPTIONS:
+        v = getattr(source, spec.id, None)
+        out[spec.id] = spec.default if v is None else v
+    return out
+
+
 def save(context, target: Format, path: str, *, objects=None, axes: AxisConversion | None = None,
-         apply_modifiers: bool = True, animations: bool = True, actions: str = "OWNED", bake: bool = True,
-         **writer_options) -> tuple[list[str], list[str]]:
+         apply_modifiers: bool = True, export_animations: bool = True, actions: str = "OWNED", bake: bool = True,
+         path_mode: str = "AUTO", **writer_options) -> tuple[list[str], list[str]]:
     """Export ``objects`` (default: the view layer's) as ``target``'s
-    format. Returns (written paths, warnings)."""
+    format (the shared options: ``io.export_options``). Returns (written
+    paths, warnings)."""
+    from ..io import export_options
+
     warnings = Warnings()
     objs = list(context.view_layer.objects) if objects is None else list(objects)
     arm = choose_armature(objs, context)
@@ -229,10 +245,12 @@ def save(context, target: Format, path: str, *, objects=None, axes: AxisConversi
                 meshes.append(o)
     try:
         scene = extractor.scene_of(context, armature=arm, objects=meshes, apply_modifiers=apply_modifiers,
-                                   animations=animations, actions=actions, bake=bake, warnings=warnings)
+                                   animations=export_animations, actions=actions, bake=bake, warnings=warnings)
         validate(scene, _fps(context))
+        copies = export_options.texture_paths(scene, path_mode, path, warnings=warnings)
         fps = _fps(context)
         written = target.write_scene(scene, path, warnings=warnings, axes=axes, fps=fps, **writer_options)
+        export_options.copy_textures(copies, warnings)
     except ExtractError as err:
         raise IOFailed(str(err)) from None
     except Exception as err:

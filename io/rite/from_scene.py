@@ -486,7 +486,10 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, fps: f
     used: set[str] = set()
     for clip in clips:
         _clip_flags(build, clip)
-        stem = f"{path.stem}_{file_safe(clip.name)}"
+        part = file_safe(clip.name)
+        if "rite" in clip.extras and part.startswith(path.stem + "_") and len(part) > len(path.stem) + 1:
+            part = part[len(path.stem) + 1:]        # read from <stem>_<name>.raa: not <stem>_<stem>_<name>
+        stem = f"{path.stem}_{part}"
         name, k = stem, 2
         while name.lower() in used:
             name = f"{stem}_{k}"

@@ -207,6 +207,8 @@ class _SceneWriter:
             offsets = col(back.matrices(ib))
             for k, j in enumerate(np.asarray(sk.joints, dtype=np.int64).tolist()):
                 sel = np.flatnonzero(wj == j)
+                if not len(sel):        # a joint that moves no vertex: no block (assimp cannot read an empty one)
+                    continue
                 sel = sel[np.argsort(wv[sel], kind="stable")]
                 xm.skin_weights.append(XSkinWeights(frame_name=self.names[j], vertex_indices=wv[sel],
                                                     weights=ww[sel], matrix_offset=offsets[k].copy()))
