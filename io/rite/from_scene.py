@@ -50,19 +50,23 @@ def file_safe(name: str) -> str:
 
 
 def _rite_names(names: list[str], warnings: list[str]) -> list[str]:
-    """Joint names RiTE can hold (no '"' or line breaks), unique (tracks bind by name)."""
-    out, seen, changed = [], set(), False
+    """Joint names RiTE can hold (a quoted name holds anything but '"' and
+    line breaks), unique (tracks bind by name); every change reported."""
+    out, seen, changed = [], set(), []
     for i, n in enumerate(names):
         m = (n or f"joint{i}").replace('"', "'").replace("\n", " ").replace("\r", " ")
         base, k = m, 1
         while m in seen:
             m = f"{base}.{k}"
             k += 1
-        changed |= m != n
+        if m != n:
+            changed.append((n, m))
         seen.add(m)
         out.append(m)
     if changed:
-        warnings.append("joint names changed to be unique and hold no '\"' or line breaks")
+        shown = ", ".join(f"{a!r} -> {b!r}" for a, b in changed[:8]) + (" ..." if len(changed) > 8 else "")
+        warnings.append(f"{len(changed)} joint name(s) written differently, RiTE names hold no '\"' or line "
+                        f"break and must differ: {shown}")
     return out
 
 
