@@ -12,7 +12,6 @@ from pathlib import Path
 import export_checks as rig
 import numpy as np
 import pytest
-from blender_checks import ext
 from conftest import SAMPLES
 
 from legacy_skin_io.io.rite import read_raa
