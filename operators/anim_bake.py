@@ -21,10 +21,11 @@ def action_slot(action, arm_obj, slot=None):
     return (named or slots or [None])[0]
 
 
-def posed_bones(context, arm_obj, action, slot, frames: np.ndarray) -> np.ndarray:
+def posed_bones(context, arm_obj, action, slot, frames: np.ndarray, default_basis: np.ndarray) -> np.ndarray:
     """Armature-space matrices (F, B, 4, 4) of every pose bone (in
     ``arm_obj.pose.bones`` order) with ``action`` playing alone, at scene
-    ``frames`` (fractions are subframes)."""
+    ``frames`` (fractions are subframes); channels the action does not key
+    hold ``default_basis`` (B, 4, 4: the rig's default pose)."""
     scene = context.scene
     ad = arm_obj.animation_data or arm_obj.animation_data_create()
     saved = (ad.action, getattr(ad, "action_slot", None), ad.use_nla, ad.use_tweak_mode,
@@ -35,11 +36,11 @@ def posed_bones(context, arm_obj, action, slot, frames: np.ndarray) -> np.ndarra
     pbs = arm_obj.pose.bones
     out = np.empty((len(frames), len(pbs), 4, 4), dtype=np.float64)
     buf = np.empty(16 * len(pbs), dtype=np.float32)
-    # a channel the action does not key would keep whatever it holds now: the rest pose
+    # a channel the action does not key would keep whatever it holds now: the default pose
     basis = np.empty(16 * len(pbs), dtype=np.float32)
     pbs.foreach_get("matrix_basis", basis)
     try:
-        pbs.foreach_set("matrix_basis", np.tile(np.eye(4, dtype=np.float32).reshape(-1), len(pbs)))
+        pbs.foreach_set("matrix_basis", np.swapaxes(default_basis, 1, 2).astype(np.float32).reshape(-1))
         for m in deformers:
             m.show_viewport = False
         if ad.use_tweak_mode:
@@ -77,10 +78,15 @@ def joint_world(context, r, action, slot, frames: np.ndarray) -> np.ndarray:
     playing alone: a bone's joint follows its pose bone; a joint without a
     bone keeps its default local transform under its parent."""
     arm = r.obj
-    posed = posed_bones(context, arm, action, slot, frames)
     index = {pb.name: i for i, pb in enumerate(arm.pose.bones)}
-    arm_world = matrix(arm.matrix_world)
+    default = np.broadcast_to(np.eye(4), (len(index), 4, 4)).copy()
     sk = r.skeleton
+    if len(r.bones):
+        pose = r.rest.pose_basis(sk.world()[r.bones][None])[0]
+        for bi, j in enumerate(r.bones.tolist()):
+            default[index[r.bone_names[int(j)]]] = pose[bi]
+    posed = posed_bones(context, arm, action, slot, frames, default)
+    arm_world = matrix(arm.matrix_world)
     F, J = len(frames), len(sk)
     world = np.empty((F, J, 4, 4))
     of_joint = {int(j): bi for bi, j in enumerate(r.bones.tolist())}

@@ -212,3 +212,34 @@ def test_real_animated_x_round_trips_key_for_key(bpy, tmp_path, path):
                               ar.assimp_scene(again, tmp_path), size)
     print(f"{path.name}: three cycles drift {drift:.2e} ({where})")
     assert drift <= 1e-6, (where, drift)
+
+
+@pytest.mark.skipif(not ar.available(), reason="assimp-utils not installed")
+def test_an_edited_set_is_sampled_at_its_original_key_times_and_ends_at_its_own_end(bpy, tmp_path):
+    """pistol.x ends at 47.2 frames (9440 ticks). Touched after the import
+    (a key's easing changed: its fingerprint no longer matches), the set is
+    sampled: its keys include the original key times, and the last one is
+    the end pose at 9440 ticks (before: written at whole frames, the end
+    pose interpolated between frames 47 and 48)."""
+    path = X / "real" / "blitz-research__blitz3d" / "pistol.x"
+    orig = ar.assimp_scene(path, tmp_path)
+    assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
+    sk = ext("operators.source_keys")
+    action = next(a for a in bpy.data.actions if sk.fcurves(a))
+    fc = sk.fcurves(action)[0]
+    fc.keyframe_points[0].easing = "EASE_IN" if fc.keyframe_points[0].easing != "EASE_IN" else "EASE_OUT"
+    fc.update()
+    assert not sk.untouched(action)
+    out = tmp_path / "edited.x"
+    assert bpy.ops.export_scene.xfile(filepath=str(out)) == {"FINISHED"}
+    got = ar.assimp_scene(out, tmp_path)
+    a, b = orig.animations[0], got.animations[0]
+    tps_o = a.ticks_per_second or 4800.0
+    want = a.key_times() / tps_o
+    have = b.key_times() / b.ticks_per_second
+    assert all(np.abs(have - t).min() < 1e-9 for t in want), (want, have)
+    assert abs(have.max() - want.max()) < 1e-9
+    size = ar.size(orig.points())
+    end_o = orig.points(a, a.key_times()[-1])
+    end_e = got.points(b, have.max() * b.ticks_per_second)
+    assert max(float(np.linalg.norm(x - y, axis=1).max()) for x, y in zip(end_o, end_e)) <= REL * size
