@@ -91,9 +91,9 @@ def joint_world(context, r, action, slot, frames: np.ndarray) -> np.ndarray:
     world = np.empty((F, J, 4, 4))
     of_joint = {int(j): bi for bi, j in enumerate(r.bones.tolist())}
     for j in sk.order.tolist():
-        bi = of_joint.get(int(j))
-        if bi is not None:
-            world[:, j] = arm_world @ posed[:, index[r.bone_names[int(j)]]] @ r.rest.rest_to_bind[bi]
+        b = of_joint.get(int(j))
+        if b is not None:
+            world[:, j] = arm_world @ posed[:, index[r.bone_names[int(j)]]] @ r.rest.rest_to_bind[b]
         else:
             p = int(sk.parents[j])
             world[:, j] = (world[:, p] if p >= 0 else np.eye(4)) @ sk.local[j]
