@@ -136,17 +136,29 @@ def vertex_weights(me, obj, bone_joint: dict[str, int]) -> tuple[np.ndarray, np.
             skipped)
 
 
-def _normalised(name: str, wv: np.ndarray, ww: np.ndarray, V: int, warnings: list[str]) -> np.ndarray:
-    """Weights divided by each vertex's sum, as Blender's Armature modifier
-    deforms with them (RiTE and Direct3D play weights as given): reported
-    with the count and the largest deviation of a sum from 1."""
+def _normalised(name: str, wv: np.ndarray, ww: np.ndarray, points: np.ndarray, imported: bool,
+                warnings: list[str]) -> np.ndarray:
+    """Weights whose sum per vertex is not 1. Blender's Armature modifier
+    divides them by their sum; RiTE and Direct3D play them as given. A
+    mesh made or edited in Blender is written as Blender deforms it (divided
+    by the sum); a mesh an import made keeps the file's weights (a round
+    trip gives the file back). Either way reported, with the count and how
+    far the two readings put the vertices apart in the bind pose."""
+    V = len(points)
     total = np.bincount(wv, weights=ww, minlength=V)
     off = np.abs(total - 1.0)
     bad = (total > 0) & (off > 1e-6)
     if not bad.any():
         return ww
-    warnings.append(f"{name}: the weights of {int(bad.sum())} vertices do not sum to 1 (by up to "
-                    f"{float(off[bad].max()):.3g}): written divided by their sum, as Blender deforms them")
+    centre = points.mean(axis=0) if V else np.zeros(3)
+    size = max(float(np.ptp(points, axis=0).max()) if V else 0.0, 1e-30)
+    dev = float((off[bad] * np.linalg.norm(points[bad] - centre, axis=1)).max()) / size
+    what = f"{name}: the weights of {int(bad.sum())} vertices do not sum to 1 (by up to {float(off[bad].max()):.3g})"
+    if imported:
+        warnings.append(f"{what}: written as the file had them; Blender divides them by their sum, which "
+                        f"moves those vertices by about {dev:.2e} of the model size")
+        return ww
+    warnings.append(f"{what}: written divided by their sum, as Blender deforms them")
     return ww / np.where(total > 0, total, 1.0)[wv]
 
 
@@ -291,7 +303,7 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
                 wv, wj, ww, skipped = vertex_weights(me, obj, bone_joint)
                 if skipped:
                     warnings.append(f"{obj.name}: vertex groups without a bone ignored: {', '.join(skipped[:8])}")
-                ww = _normalised(obj.name, wv, ww, V, warnings)
+                ww = _normalised(obj.name, wv, ww, co.astype(np.float64), bool(meta), warnings)
                 joints = np.unique(wj)
                 sk = skeleton_rig.skeleton
                 ib = np.linalg.inv(sk.bind[joints]) @ world if len(joints) else np.zeros((0, 4, 4))

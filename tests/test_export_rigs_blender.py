@@ -181,3 +181,14 @@ def test_rite_export_writes_what_blender_shows(bpy, tmp_path, case):
     worst = max(_nn(w, np.concatenate(g) if isinstance(g, list) else g) for w, g in zip(want, got)) / size
     print(f"{case}: RiTE written {worst:.2e} of the model size from what Blender shows")
     assert worst <= REL
+
+
+def test_fcurves_only_export_says_what_it_leaves_out(bpy, tmp_path, capfd):
+    """Bake Pose off writes the F-curves alone and names the bones whose
+    constraints or drivers it leaves out."""
+    ao, mo, action = rig.build(bpy)
+    _ik(bpy, ao, mo)
+    capfd.readouterr()
+    assert bpy.ops.export_scene.xfile(filepath=str(tmp_path / "rig.x"), bake=False) == {"FINISHED"}
+    out = capfd.readouterr().out
+    assert "constraints or drivers on 1 bone(s) are not exported (Bone.3)" in out, out
