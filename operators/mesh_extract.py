@@ -140,9 +140,9 @@ def _normalised(name: str, wv: np.ndarray, ww: np.ndarray, points: np.ndarray, i
                 warnings: list[str]) -> np.ndarray:
     """Weights whose sum per vertex is not 1. Blender's Armature modifier
     divides them by their sum; RiTE and Direct3D play them as given. A
-    mesh made or edited in Blender is written as Blender deforms it (divided
-    by the sum); a mesh an import made keeps the file's weights (a round
-    trip gives the file back). Either way reported, with the count and how
+    mesh made in Blender is written as Blender deforms it (divided by the
+    sum); a mesh an import made keeps its weights as they are (the file's:
+    a round trip gives the file back). Either way reported, with the count and how
     far the two readings put the vertices apart in the bind pose."""
     V = len(points)
     total = np.bincount(wv, weights=ww, minlength=V)
