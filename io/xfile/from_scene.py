@@ -25,19 +25,6 @@ def _is_identity(m: np.ndarray) -> bool:
     return bool(np.array_equal(np.asarray(m, dtype=np.float64), np.eye(4)))
 
 
-def _unique_names(names: list[str], taken: set[str], fallback: str) -> list[str]:
-    out = []
-    for i, n in enumerate(names):
-        n = n or f"{fallback}{i}"
-        base, k = n, 1
-        while n in taken:
-            n = f"{base}.{k}"
-            k += 1
-        taken.add(n)
-        out.append(n)
-    return out
-
-
 def _whole_ticks(times: np.ndarray, what: str, warnings: list[str]) -> np.ndarray:
     """Key times as whole ticks (a DWORD in the file)."""
     ticks = np.round(np.asarray(times, dtype=np.float64))
@@ -235,7 +222,7 @@ class _SceneWriter:
             elif _is_identity(matrix) or (m.parent >= 0 and not frames):
                 xf.meshes.append(self.mesh(m, name, None))
             else:       # a frame of its own; an unnamed mesh reads back with the frame's name
-                fname = _unique_names([name or f"mesh{mi}"], taken, "mesh")[0]
+                fname = file_names([name or f"mesh{mi}"], text=False, fallback="mesh", taken=taken)[0][0]
                 fr = XFrame(fname, col(self.back.matrices(matrix)),
                             meshes=[self.mesh(m, None if name == fname else name, None)])
                 xf.frames.append(fr)
