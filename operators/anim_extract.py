@@ -8,7 +8,7 @@
   range, at the times of the keys the import read (when it made the action)
   and at its first and last time; by default from the evaluated pose
   (``bake``: what Blender shows: constraints, drivers, Euler and
-  axis-angle rotations, any inheritance; :mod:`.anim_bake`), else from
+  axis-angle rotations, any inheritance; :mod:`.pose_sampling`), else from
   the F-curves alone.
 
 An action whose range ends between two frames (an 80.8-frame animation) was
@@ -24,7 +24,7 @@ import numpy as np
 
 from ..core import quat, sampling
 from ..scene import Clip
-from . import anim_bake, metadata, source_keys
+from . import metadata, pose_sampling, source_keys
 
 if TYPE_CHECKING:
     from .armature_extract import Rig
@@ -242,7 +242,7 @@ def clip_of(context, action, r: Rig, fps: float, warnings: list[str], *, slot=No
         return None
     frames, read, f0, f1 = _sample_frames(action, chans, meta, fps)
     if bake:
-        world = anim_bake.joint_world(context, r, action, slot, read)
+        world = pose_sampling.joint_world(context, r, action, slot, read)
     else:
         if beyond:
             warnings.append(f"{action.name}: constraints or drivers on {len(beyond)} bone(s) are not exported "
