@@ -25,7 +25,7 @@ from bpy_extras import anim_utils
 
 from ..core import sampling
 from ..scene import Clip
-from . import anim_bake, metadata
+from . import anim_bake, metadata, source_keys
 
 if TYPE_CHECKING:
     from .builder import Built
@@ -323,6 +323,7 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
         "layer": clip.layer, "weight": clip.weight, "mix": clip.mix, "start": clip.start, "end": clip.end,
         "cycle": clip.cycle, "cycle_frames": cycle, "loops": loops, "ticks_per_second": clip.ticks_per_second,
         "baked": bool(baked), "extras": clip.extras})
+    source_keys.record(action, clip, built.armature)     # an export writes an untouched set key for key
     return action, slot
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 
+from ..io import export_options
 from ..io import options as specs
 from ..io.errors import FormatError
 from ..io.formats import UnknownFormat, for_path
@@ -240,9 +241,10 @@ def cmd_export(args) -> int:
               file=sys.stderr)
         return 2
     try:
-        _report_unused(fmt, args, fmt.export_options)
-        written, warnings = pipeline.save(bpy.context, fmt, str(Path(args.output).resolve()),
-                                          animations=args.animations, **_given(fmt.export_options, args))
+        _report_unused(fmt, args, fmt.export_options + export_options.OPTIONS)
+        shared = {**pipeline.shared_values(None), **_given(export_options.OPTIONS, args)}
+        written, warnings = pipeline.save(bpy.context, fmt, str(Path(args.output).resolve()), **shared,
+                                          **_given(fmt.export_options, args))
     except pipeline.IOFailed as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

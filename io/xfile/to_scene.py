@@ -67,7 +67,9 @@ class _Reader:
             names.append(n)
         local = self.axes.matrices(col(np.array([f.matrix for f in frames]).reshape(-1, 4, 4)))
         J = len(frames)
-        return Skeleton(names, parents, local, np.full((J, 4, 4), np.nan), np.zeros(J, dtype=bool))
+        unnamed = [i for i, f in enumerate(frames) if not f.name]     # a writer writes them unnamed again
+        return Skeleton(names, parents, local, np.full((J, 4, 4), np.nan), np.zeros(J, dtype=bool),
+                        extras={"xfile": {"unnamed": unnamed}} if unnamed else {})
 
     def material(self, xm: XMaterial, mesh_name: str) -> int:
         key = id(xm)
