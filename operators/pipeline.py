@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.skeleton import SkeletonError
-from ..io.errors import FormatError, Warnings
+from ..io.errors import FormatError, Warnings, note
 from ..io.formats import Format, UnknownFormat
 from ..scene import AxisConversion, SceneError
 from ..scene.validate import validate
@@ -88,6 +88,7 @@ def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None 
         raise _fail(err, first) from None
     if not scene.meshes and scene.skeleton is None:
         raise IOFailed(f"{Path(first).name}: no mesh and no skeleton to import")
+    orientation_note(scene, warnings)
     try:
         warnings.extend(validate(scene, _fps(context)))
     except Exception as err:
@@ -104,8 +105,78 @@ def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None 
         if wm:
             wm.progress_end()
     warnings.extend(built.warnings)
+    if built.self_check is not None and built.self_check.error > SELF_CHECK * built.self_check.size:
+        c = built.self_check
+        warnings.append(f"self-check: Blender shows mesh {c.mesh!r} up to {c.error / c.size:.1e} of the model "
+                        f"size away from the file's default pose (more than {SELF_CHECK:g}); please report it "
+                        f"with the file")
     built.warnings = warnings
     return built
+
+
+#: the self-check's tolerance, relative to the model size (as ``verify``'s)
+SELF_CHECK = 1e-5
+
+
+def orientation_note(scene, warnings) -> None:
+    """How up was decided (console only): the evidence, and the manual
+    Forward/Up that give the same."""
+    o = scene.source.orientation
+    if o is not None and o.automatic:
+        note(warnings, f"up is the file's {o.file_up} axis, {o.evidence} (Manual Orientation with "
+                       f"Forward {o.forward}, Up {o.up} gives the same)")
+
+
+def print_notes(warnings) -> None:
+    """The notes of ``warnings`` (findings that need no action) on the console."""
+    for n in getattr(warnings, "notes", ()):
+        print("legacy_skin_io: note:", n)
+
+
+def _count(n: int, one: str, many: str = "") -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def summary(head: str, warnings, details: list[str] | None = None) -> str:
+    """The one line the user sees (Blender's status bar, the command
+    line's last line): ``head``, ``details`` in parentheses, and the
+    number of warnings with the first one."""
+    line = head + (f" ({', '.join(details)})" if details else "")
+    n = len(warnings)
+    if n == 1:
+        line += f"; 1 warning: {warnings[0]}"
+    elif n:
+        line += f"; {n} warnings, the first: {warnings[0]}"
+    return line
+
+
+def _time_bases(clips) -> list[str]:
+    rates = sorted({c.ticks_per_second for c in clips if c.ticks_per_second is not None})
+    return [f"{r:g} ticks/s" for r in rates]
+
+
+def imported_summary(path: str, built: builder.Built, warnings) -> str:
+    """E.g. "Imported tiny_4anim.x: 1 mesh, 35 bones, 4 actions (Z up, 4800
+    ticks/s); 1 warning: ..."."""
+    parts = [_count(len(built.meshes), "mesh", "meshes")]
+    if len(built.bones):
+        parts.append(_count(len(built.bones), "bone"))
+    if built.empties:
+        parts.append(_count(len(built.empties), "empty", "empties"))
+    if built.actions:
+        parts.append(_count(len(built.actions), "action"))
+    o = built.scene.source.orientation
+    details = [o.phrase()] if o is not None else []
+    details += _time_bases([c for _, _, c in built.actions])
+    return summary(f"Imported {Path(path).name}: {', '.join(parts)}", warnings, details)
+
+
+def animations_summary(built: builder.Built, warnings) -> str:
+    """E.g. "Imported 2 animations onto tiny_rig: Walk, Jog (4800 ticks/s)"."""
+    names = [a.name for a, _, _ in built.actions]
+    head = f"Imported {_count(len(names), 'animation')} onto {built.armature.name}: {', '.join(names[:8])}"
+    return summary(head + (" ..." if len(names) > 8 else ""), warnings,
+                   _time_bases([c for _, _, c in built.actions]))
 
 
 def load_many(context, fmt: Format, paths: list[str], **kw) -> list[Imported]:

@@ -9,8 +9,9 @@ import numpy as np
 
 from ...core import quat, rig, sampling
 from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
+from ...scene.orientation import AutoAxes, read_oriented
 from ..errors import FormatError, Warnings
-from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, rotation_from_key
+from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, rotation_from_key
 from .model import XAnimationSet, XFile, XMaterial, XMesh
 
 
@@ -267,22 +268,27 @@ def _size_hint(meshes: list[Mesh], world: np.ndarray) -> float:
     return float(np.linalg.norm(p.max(0) - p.min(0))) or 1.0
 
 
-def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | None = None,
+def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | AutoAxes | None = None,
                      warnings: list[str] | None = None, ticks_per_second: float = 0.0) -> Scene:
     """A parsed .X file as a scene in Blender space (see the module doc).
-    ``ticks_per_second`` > 0 overrides the file's time base."""
+    ``axes``: a conversion, or :class:`AutoAxes` (None: automatic, unscaled)
+    to decide up from the file's data. ``ticks_per_second`` > 0 overrides
+    the file's time base."""
     warnings = warnings if warnings is not None else Warnings()
     warnings.extend(xf.warnings)
     name = Path(path).stem if path else "xfile"
     if not (np.isfinite(ticks_per_second) and ticks_per_second >= 0):
         raise ValueError(f"ticks per second must be 0 (the file's) or positive, not {ticks_per_second!r}")
-    return _Reader(xf, axes or default_axes(), str(path), warnings, float(ticks_per_second)).scene(name)
+    return read_oriented(axes if axes is not None else AutoAxes(mirror_z=True),
+                         lambda conv, sink: _Reader(xf, conv, str(path), sink, float(ticks_per_second)).scene(name),
+                         warnings)
 
 
 
-def read_scene(paths, *, axes: AxisConversion | None = None, warnings: list[str] | None = None,
+def read_scene(paths, *, axes: AxisConversion | AutoAxes | None = None, warnings: list[str] | None = None,
                ticks_per_second: float = 0.0) -> Scene:
-    """One .X file as a scene. ``ticks_per_second`` > 0 overrides the file's
+    """One .X file as a scene. ``axes`` None or :class:`AutoAxes`: up decided
+    from the file's data. ``ticks_per_second`` > 0 overrides the file's
     time base (0: AnimTicksPerSecond, or 4800 when the file has none)."""
     from .reader import read_xfile
 
