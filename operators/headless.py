@@ -61,7 +61,7 @@ def scene_options(fmt, args) -> dict:
     ``--forward``/``--up`` switch Manual Orientation on unless it is given."""
     out = _given(fmt.import_options, args)
     manual = MANUAL_ORIENTATION.id
-    if (args.forward or args.up) and manual not in out and any(s.id == manual for s in fmt.import_options):
+    if (args.forward or args.up) and manual not in out and manual in {s.id for s in fmt.import_options}:
         out[manual] = True
     return out
 

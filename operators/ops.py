@@ -30,7 +30,7 @@ def report(op, summary: str, warnings) -> None:
     for w in warnings:
         op.report({"WARNING"}, w)
     pipeline.print_notes(warnings)
-    op.report({"WARNING"} if len(warnings) else {"INFO"}, summary)
+    op.report({"INFO"}, summary)
 
 
 def exported(op, written: list[str], warnings) -> set[str]:
@@ -89,6 +89,7 @@ def with_format_options(sections, specs, fmt: Format) -> tuple:
     a section's switch (Manual Orientation) goes before the names it
     enables."""
     out = [(title, list(names), switch, closed) for title, names, switch, closed in sections]
+    switches = {switch for _, _, switch, _ in out}
     for spec in specs:
         title = spec.panel or fmt.label
         sec = next((s for s in out if s[0].lower() == title.lower()), None)
@@ -96,7 +97,7 @@ def with_format_options(sections, specs, fmt: Format) -> tuple:
             sec = (title, [], None, False)
             out.append(sec)
         names = sec[1]
-        if spec.id == sec[2]:
+        if spec.id in switches:
             names.insert(next((i for i, n in enumerate(names) if n.startswith("*")), len(names)), spec.id)
         else:
             names.append(("*" if sec[2] else "") + spec.id)

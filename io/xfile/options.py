@@ -21,7 +21,7 @@ TIME_BASE = Option(
 #: ``read_scene``'s options (model import, ``import``/``verify``, ``convert``'s input)
 IMPORT_OPTIONS = (MANUAL_ORIENTATION, TIME_BASE)
 #: ``read_clips``'s options (animations onto an existing armature)
-ANIM_IMPORT_OPTIONS = (MANUAL_ORIENTATION, TIME_BASE)
+ANIM_IMPORT_OPTIONS = (TIME_BASE,)
 
 #: ``write_scene``'s options (export, ``export``, ``convert``'s output)
 #: The storage kinds of a .X file (the writer's ``storage``).
