@@ -12,8 +12,8 @@ import bpy
 import numpy as np
 
 from ..io import options as specs
-from ..io.options import MANUAL_ORIENTATION
 from ..io.formats import UnknownFormat, for_path
+from ..io.options import MANUAL_ORIENTATION
 from ..scene import AxisConversion
 from . import anim_build, builder, ops, pipeline, verify
 
