@@ -10,7 +10,7 @@ import numpy as np
 from ...core import quat, rig, sampling
 from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
 from ...scene.orientation import AutoAxes, read_oriented
-from ..errors import FormatError, Warnings
+from ..errors import FormatError, Warnings, group
 from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, rotation_from_key
 from .model import XAnimationSet, XFile, XMaterial, XMesh
 
@@ -41,7 +41,7 @@ class _Reader:
             n = f.name or f"frame{i}"
             if n in seen:
                 n = f"{n}.{i}"
-                self.warnings.append(f"duplicate frame name {f.name!r}: renamed {n!r}")
+                group(self.warnings, "frames of the same name, renamed", f"{f.name!r} -> {n!r}")
             seen.add(n)
             names.append(n)
         local = self.axes.matrices(col(np.array([f.matrix for f in frames]).reshape(-1, 4, 4)))
@@ -128,8 +128,8 @@ class _Reader:
         for sw in m.skin_weights:
             j = by_name.get(sw.frame_name)
             if j is None:
-                self.warnings.append(f"mesh {name!r}: SkinWeights name a missing frame {sw.frame_name!r}; "
-                                     f"its weights are ignored")
+                group(self.warnings, "SkinWeights name frames the file does not have, their weights are ignored",
+                      f"{sw.frame_name!r} (mesh {name!r})")
                 continue
             off = self.axes.matrices(col(sw.matrix_offset))
             try:
