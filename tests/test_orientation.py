@@ -19,9 +19,8 @@ from legacy_skin_io.io.errors import Warnings
 from legacy_skin_io.io.formats import by_id, for_path
 from legacy_skin_io.io.rite import adapter as rite
 from legacy_skin_io.io.xfile import adapter as xfile
-from legacy_skin_io.scene import AxisConversion
+from legacy_skin_io.scene import AxisConversion, orientation
 from legacy_skin_io.scene import evaluate as ev
-from legacy_skin_io.scene import orientation
 
 X = DATA / "x"
 REAL = X / "real"
