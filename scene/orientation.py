@@ -195,7 +195,7 @@ def detect(scene: Scene) -> tuple[np.ndarray, str] | None:
     size = float(np.linalg.norm(pts.max(0) - pts.min(0)))
     if not size > 0:
         return None
-    topo = _Tree(sk.parents, relevant)
+    topo = _Tree(sk.parents, sk.order, relevant)
     found = _hips(topo, pos, size, sk.names)
     if found is None:
         found = _elongation(scene, topo, pos, size, sk.names)
@@ -203,24 +203,27 @@ def detect(scene: Scene) -> tuple[np.ndarray, str] | None:
 
 
 class _Tree:
-    """Children lists and the relevant joints of each subtree."""
+    """Children lists and the number of relevant joints of each subtree."""
 
-    def __init__(self, parents: np.ndarray, relevant: np.ndarray):
-        n = len(parents)
+    def __init__(self, parents: np.ndarray, order: np.ndarray, relevant: np.ndarray):
         self.parents = parents
-        self.children: list[list[int]] = [[] for _ in range(n)]
+        self.order = order                          # parents before children
+        self.relevant = relevant
+        self.children: list[list[int]] = [[] for _ in range(len(parents))]
         for j, p in enumerate(parents.tolist()):
             if p >= 0:
                 self.children[p].append(j)
-        self.relevant = relevant
-        # relevant joints per subtree, children before parents (counts only)
         self.count = relevant.astype(np.int64)
-        order = _order(parents)
         for j in order[::-1].tolist():
             p = int(parents[j])
             if p >= 0:
                 self.count[p] += self.count[j]
-        self.order = order
+
+    def hubs(self, least: int = 3) -> np.ndarray:
+        """Joints with ``least`` to :data:`MAX_BRANCHES` branches holding relevant joints."""
+        p = self.parents[(self.parents >= 0) & (self.count > 0)]
+        n = np.bincount(p, minlength=len(self.parents))
+        return np.flatnonzero((n >= least) & (n <= MAX_BRANCHES))
 
     def subtree(self, j: int) -> list[int]:
         out, stack = [], [j]
@@ -232,32 +235,13 @@ class _Tree:
         return out
 
 
-def _order(parents: np.ndarray) -> np.ndarray:
-    depth = np.zeros(len(parents), dtype=np.int64)
-    par = parents.tolist()
-    memo: dict[int, int] = {}
-    for j in range(len(par)):
-        path, k = [], j
-        while k >= 0 and k not in memo:
-            path.append(k)
-            k = par[k]
-        d = memo[k] if k >= 0 else -1
-        for q in reversed(path):
-            d += 1
-            memo[q] = d
-        depth[j] = memo[j]
-    return np.argsort(depth, kind="stable")
-
-
 def _hips(tree: _Tree, pos: np.ndarray, size: float, names: list[str]):
     """Votes of every hub whose limb pair goes one way and the rest of the
     body the other: (rest of the body) - (limbs' ends)."""
     total = np.zeros(3)
     hubs = []
-    for h in range(len(pos)):
+    for h in tree.hubs().tolist():
         branches = [c for c in tree.children[h] if tree.count[c]]
-        if not 3 <= len(branches) <= MAX_BRANCHES:
-            continue
         parts = [tree.subtree(c) for c in branches]
         reach = []
         for part in parts:
@@ -322,7 +306,7 @@ def _elongation(scene: Scene, tree: _Tree, pos: np.ndarray, size: float, names: 
     axis than along the others, more of its joints on one side of its root."""
     from . import evaluate
 
-    if not any(sum(1 for c in tree.children[h] if tree.count[c]) >= 3 for h in range(len(pos))):
+    if not len(tree.hubs()):
         return None                     # a chain or a single joint: a prop (a sword, a pistol)
     world = scene.skeleton.world()
     pts = [evaluate.mesh_positions(scene, m, world, world) for m in (_sampled(m) for m in scene.meshes)]

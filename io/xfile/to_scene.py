@@ -200,7 +200,8 @@ class _Reader:
                 missing.append(str(a.frame_name))
                 continue
             if j in claimed:
-                self.warnings.append(f"{name}: several Animations target frame {a.frame_name!r}; the last wins")
+                group(self.warnings, "frames animated by several Animations of one set, the last wins",
+                      f"{a.frame_name!r} ({name})")
             claimed.add(j)
             keys = {k.key_type: k for k in a.keys if len(k.times)}
             if not keys:
@@ -209,8 +210,8 @@ class _Reader:
             mat = keys.get(4) or keys.get(3)
             if mat is not None:
                 if any(t in keys for t in (0, 1, 2)):
-                    self.warnings.append(f"{name}: frame {a.frame_name!r} has matrix and separate keys; "
-                                         f"the matrix keys are used")
+                    group(self.warnings, "frames with both matrix and separate keys, the matrix keys are used",
+                          f"{a.frame_name!r} ({name})")
                 m = col(np.asarray(mat.values, dtype=np.float64).reshape(-1, 4, 4))
                 t, r, s = sampling.decompose_trs(m)
                 times = np.asarray(mat.times, dtype=np.float64)
@@ -229,9 +230,8 @@ class _Reader:
                 times = np.asarray(k.times, dtype=np.float64)
                 _put(tracks[c], j, times, v)
                 lo, hi = min(lo, times.min()), max(hi, times.max())
-        if missing:
-            self.warnings.append(f"{name}: {len(missing)} Animation(s) name missing frames, skipped: "
-                                 f"{', '.join(missing[:8])}")
+        for frame in missing:
+            group(self.warnings, "Animations name frames the file does not have, skipped", f"{frame!r} ({name})")
 
         def channels(c, width):
             targets, times, values = tracks[c]
