@@ -138,23 +138,31 @@ def manual(axes: AxisConversion) -> Orientation:
     return Orientation("", "", file_axis(axes), False, "")
 
 
-def read_oriented(axes, build, warnings):
+def read_oriented(axes, build, warnings, probe=None):
     """A scene read with ``axes``: an :class:`~.axes.AxisConversion` (used as
-    given) or :class:`AutoAxes` (read with its probe, then, if the data say
-    otherwise, again with the axes chosen). ``build(conversion, warnings)``
-    reads the file's already parsed data into a scene; only the warnings of
-    the scene returned reach ``warnings`` (a list, or the warnings channel)."""
+    given) or :class:`AutoAxes` (decided on the file's data read with the
+    convention, then read with the axes chosen). ``build(conversion,
+    warnings)`` reads the file's already parsed data into a scene; only the
+    warnings of the scene returned reach ``warnings`` (a list, or the
+    warnings channel). ``probe(conversion)``, if given, reads just what
+    :func:`detect` looks at (the skeleton, mesh positions and skins, which
+    joints are animated) more cheaply; without it the convention's whole
+    scene is read, and kept when the choice is the convention."""
     if not isinstance(axes, AutoAxes):
         scene = build(axes, warnings)
         scene.source.orientation = manual(axes)
         return scene
-    first = type(warnings)()
-    scene = build(axes.probe, first)
-    chosen = axes.choose(scene)
-    if (chosen.forward, chosen.up) == (axes.forward, axes.up):
-        warnings.extend(first)
-    else:
+    if probe is not None:
+        chosen = axes.choose(probe(axes.probe))
         scene = build(axes.conversion(chosen.forward, chosen.up), warnings)
+    else:
+        first = type(warnings)()
+        scene = build(axes.probe, first)
+        chosen = axes.choose(scene)
+        if (chosen.forward, chosen.up) == (axes.forward, axes.up):
+            warnings.extend(first)
+        else:
+            scene = build(axes.conversion(chosen.forward, chosen.up), warnings)
     scene.source.orientation = chosen
     return scene
 

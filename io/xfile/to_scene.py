@@ -155,20 +155,29 @@ class _Reader:
         ib = np.array([offs[j] for j in joints]).reshape(-1, 4, 4)
         return Skin(joints, ib, cat(vs, np.int64), cat(js, np.int64), cat(ws, np.float64))
 
+    def by_name(self) -> dict[str, int]:
+        """Frame name -> joint (the first frame of a name)."""
+        out: dict[str, int] = {}
+        for i, f in enumerate(self.frames):
+            if f.name is not None:
+                out.setdefault(f.name, i)
+        return out
+
+    def placed(self) -> list[tuple[XMesh, int]]:
+        """Every mesh with the joint of the frame holding it (-1: top level)."""
+        return [(m, -1) for m in self.xf.meshes] + [(m, i) for i, f in enumerate(self.frames) for m in f.meshes]
+
     def scene(self, name: str) -> Scene:
         sk = self.skeleton()
         self._spread: dict[int, float] = {}
         by_name: dict[str, int] = {}
         world = None
         if sk is not None:
-            for i, f in enumerate(self.frames):
-                if f.name is not None:
-                    by_name.setdefault(f.name, i)
+            by_name = self.by_name()
             world = sk.world()
         meshes: list[Mesh] = []
         used: set[str] = set()
-        placed = [(m, -1) for m in self.xf.meshes] + [(m, i) for i, f in enumerate(self.frames) for m in f.meshes]
-        for mi, (m, f) in enumerate(placed):
+        for mi, (m, f) in enumerate(self.placed()):
             mname = m.name or (sk.names[f] if f >= 0 and self.frames[f].name else f"{name}_mesh{mi}")
             if mname in used:
                 mname = f"{mname}.{mi}"
@@ -185,6 +194,33 @@ class _Reader:
             tps = float(self.ticks_per_second or self.xf.anim_ticks_per_second or DEFAULT_TICKS_PER_SECOND)
             clips = [self.clip(s, i, sk, by_name, tps) for i, s in enumerate(self.xf.animation_sets)]
         return Scene(name, sk, meshes, self.materials, clips, Source(FORMAT, self.path, self.axes))
+
+    def probe(self, name: str) -> Scene:
+        """What the automatic up axis looks at (:func:`...scene.orientation.detect`),
+        without the cost of a whole scene: the skeleton, each mesh's
+        positions, frame and skin (no faces, normals, UVs or materials), and
+        the frames each AnimationSet animates (no keys)."""
+        sk = self.skeleton()
+        self._spread = {}
+        by_name = self.by_name() if sk is not None else {}
+        world = sk.world() if sk is not None else None
+        empty = np.zeros(0, dtype=np.int64)
+        meshes = []
+        for m, f in self.placed():
+            mesh = Mesh(m.name or name, self.axes.points(m.positions), empty, empty, parent=f)
+            if m.skin_weights and sk is not None:
+                mesh.skin = self._skin(m, mesh.name, sk, by_name, world, f)
+            meshes.append(mesh)
+        clips = []
+        for aset in self.xf.animation_sets if sk is not None else ():
+            animated = np.zeros(len(sk), dtype=bool)
+            for a in aset.animations:
+                j = by_name.get(a.frame_name) if a.frame_name is not None else None
+                if j is not None and any(len(k.times) for k in a.keys):
+                    animated[j] = True
+            clips.append(Clip(aset.name or "", sampling.Channels.empty(4), sampling.Channels.empty(3),
+                              sampling.Channels.empty(3), animated))
+        return Scene(name, sk, meshes, [], clips, Source(FORMAT, self.path, self.axes))
 
     def clip(self, aset: XAnimationSet, i: int, sk: Skeleton, by_name: dict[str, int], tps: float) -> Clip:
         name = aset.name or f"AnimationSet{i}"
@@ -281,7 +317,7 @@ def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | AutoAx
         raise ValueError(f"ticks per second must be 0 (the file's) or positive, not {ticks_per_second!r}")
     return read_oriented(axes if axes is not None else AutoAxes(mirror_z=True),
                          lambda conv, sink: _Reader(xf, conv, str(path), sink, float(ticks_per_second)).scene(name),
-                         warnings)
+                         warnings, probe=lambda conv: _Reader(xf, conv, str(path), Warnings()).probe(name))
 
 
 
