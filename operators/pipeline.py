@@ -123,8 +123,7 @@ def orientation_note(scene, warnings) -> None:
     Forward/Up that give the same."""
     o = scene.source.orientation
     if o is not None and o.automatic:
-        note(warnings, f"up is the file's {o.file_up} axis, {o.evidence} (Manual Orientation with "
-                       f"Forward {o.forward}, Up {o.up} gives the same)")
+        note(warnings, o.note())
 
 
 def print_notes(warnings) -> None:

@@ -89,6 +89,12 @@ class Orientation:
         """For the summary: "Z up" (the file's axis)."""
         return f"{self.file_up} up" if self.file_up else f"Up {self.up}"
 
+    def note(self) -> str:
+        """How an automatic choice was made, and the manual axes that give
+        the same (a note for the console)."""
+        return (f"up is the file's {self.file_up} axis, {self.evidence} (Manual Orientation with Forward "
+                f"{self.forward}, Up {self.up} gives the same)")
+
 
 @dataclass(frozen=True)
 class AutoAxes:
