@@ -87,3 +87,37 @@ def test_rite_stays_y_up_unless_asked(bpy):
     arm, _ = imported(bpy)
     md = ext("operators.metadata")
     assert np.allclose(md.load(arm, md.RIG_KEY)["axes"]["C"], ext("io.rite.adapter").default_axes().C)
+
+
+def _file_world(path) -> dict:
+    """Frame name -> world matrix as the file stores it (row vectors)."""
+    from legacy_skin_io.io.xfile import read_xfile
+
+    out = {}
+
+    def walk(f, parent):
+        m = np.asarray(f.matrix, dtype=np.float64).reshape(4, 4) @ parent
+        if f.name:
+            out[f.name] = m
+        for c in f.children:
+            walk(c, m)
+
+    for root in read_xfile(path).frames:
+        walk(root, np.eye(4))
+    return out
+
+
+def test_export_writes_the_files_own_axes_back(bpy, tmp_path):
+    """tiny_4anim.x stood up automatically, exported with no option touched:
+    the written file is Z-up as the original (its joints where the file has
+    them, in the file's own space), not the Y-up scene Blender shows."""
+    assert bpy.ops.import_scene.xfile(filepath=str(TINY)) == {"FINISHED"}
+    out = tmp_path / "tiny_back.x"
+    assert bpy.ops.export_scene.xfile(filepath=str(out)) == {"FINISHED"}
+    want, got = _file_world(TINY), _file_world(out)
+    names = [n for n in ("Bip01_Head", "Bip01_L_Toe0", "Bip01_R_Hand", "Bip01_Pelvis") if n in got]
+    assert len(names) == 4
+    for n in names:
+        assert np.abs(got[n][3, :3] - want[n][3, :3]).max() < 1e-3, (n, got[n][3, :3], want[n][3, :3])
+    # and the head is above the feet along the file's +Z, as authored
+    assert got["Bip01_Head"][3, 2] - got["Bip01_L_Toe0"][3, 2] > 300
