@@ -90,10 +90,11 @@ class Warnings(list):
         if item in g.seen:
             return
         g.count += 1
-        if len(g.seen) < self.limit:
+        if len(g.seen) < self.limit:        # past it, items are counted, not kept
             g.seen[item] = None
-        shown = list(g.seen)[:self.SHOWN]
-        line = f"{cause} ({g.count}): {', '.join(shown)}{' ...' if g.count > len(shown) else ''}"
+        if len(g.shown) < self.SHOWN:
+            g.shown.append(item)
+        line = f"{cause} ({g.count}): {', '.join(g.shown)}{' ...' if g.count > len(g.shown) else ''}"
         (self.notes if note else self)[g.index] = line + (f"; {fix}" if fix else "")
 
     def extend(self, messages) -> None:
@@ -124,6 +125,7 @@ class _Group:
         self.index = index
         self.count = 0
         self.seen: dict[str, None] = {}
+        self.shown: list[str] = []
 
 
 def note(warnings, message: str) -> None:

@@ -57,3 +57,13 @@ def test_groups_respect_the_cap():
     w.group("late cause", "item")               # past the cap: not kept
     w.append("c")
     assert list(w) == ["a", "b", "... and 1 more warning(s)"]
+
+
+def test_a_hostile_number_of_items_costs_a_counter():
+    """200,000 findings of one cause: one line, counted, in linear time
+    (the names kept are capped like the lines)."""
+    w = Warnings(limit=100)
+    for i in range(200_000):
+        w.group("SkinWeights name missing frames", f"j{i}")
+    assert len(w) == 1 and w[0].startswith("SkinWeights name missing frames (200000): j0, j1,")
+    assert len(w._groups[("SkinWeights name missing frames", "", False)].seen) == 100
