@@ -23,9 +23,10 @@ FLATTENED = 1e-5
 
 
 class _Reader:
-    def __init__(self, xf: XFile, axes: AxisConversion, path: str, warnings: list[str], time_base: TimeBase):
+    def __init__(self, xf: XFile, axes: AxisConversion, path: str, warnings: list[str],
+                 time_base: TimeBase | None = None):
         self.xf = xf
-        self.time_base = time_base
+        self.time_base = time_base if time_base is not None else choose(xf, path=path)   # default: automatic
         self.axes = axes
         self.path = path
         self.warnings = warnings
