@@ -11,7 +11,7 @@ row and delete the NULs.
   multiplications and shifts (SWAR), the leading zeros shifted out; a table
   below 100;
 * :func:`float_words`: ``repr``. The digits come from
-  :func:`float_digits.shortest`; the point, the sign, ``0.``-prefixes, the
+  :func:`.shortest.shortest`; the point, the sign, ``0.``-prefixes, the
   ``.0`` of whole numbers and the ``e±XX`` of the exponent form are placed
   with per-lane shifts and masks taken from tables indexed by the position
   of the decimal point (positional from ``1e-4`` to below ``1e16``, as
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .float_digits import shortest
+from .shortest import shortest
 
 _U = np.uint64
 _ZEROS = _U(0x3030303030303030)     # "00000000"
