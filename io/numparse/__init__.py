@@ -13,14 +13,13 @@ Blender's glTF importer (the benchmark's target); on the .X corpus of
 
 How: the text is translated to byte codes (``CODES``), read as the
 little-endian 64-bit words that start at every byte (SWAR: eight bytes per
-integer operation). Tokens of at most 16 bytes without an exponent take
-:mod:`.short` (one exact division); the others :mod:`.general` (runs of
-digits eight at a time, then ``w * 10**q`` correctly rounded, the
-Eisel-Lemire algorithm, in :mod:`.binary64`). Tokens of any other form, more
-than 19 significant digits, an exponent of more than 8 digits, or an
-undecidable rounding are reported as not converted: the caller reads those
-with ``float()`` itself (or reports them), so the result is always
-``float()``'s.
+integer operation). Tokens of at most 16 bytes take :mod:`.short` (one exact
+division); the others :mod:`.general` (runs of digits eight at a time, then
+``w * 10**q`` correctly rounded, the Eisel-Lemire algorithm, in
+:mod:`.binary64`). Tokens of any other form (with an exponent, for one) or of
+more than 19 significant digits are reported as not converted: the caller
+reads those with ``float()`` itself (or reports them), so the result is
+always ``float()``'s.
 """
 from __future__ import annotations
 

@@ -1,19 +1,18 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Decimals of any length: ``[+-]digits[.digits][(e|E)[+-]digits]``.
+"""Decimals of up to 19 significant digits: ``[+-]digits[.digits]``, and integers.
 
-The point and the 'e' are found eight bytes at a time; each run of digits is
-validated and turned into an integer eight digits per word; the decimal
-``w * 10**q`` becomes the correctly rounded double in :mod:`.binary64`. Not
-converted: other forms, more than 19 significant digits, exponents of more
-than 8 digits, the point or the 'e' beyond a token's first 32 bytes (which
-also means too many digits), an undecidable rounding.
+The point is found eight bytes at a time; each run of digits is validated and
+turned into an integer eight digits per word; the decimal ``w * 10**q``
+becomes the correctly rounded double in :mod:`.binary64`. Not converted:
+other forms (an exponent, for one: those few are ``float()``'s), more than 19
+significant digits, an undecidable rounding.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .binary64 import to_float64
-from .swar import EXP, FIRST, HIGH_BITS, KEEP, LANES, MINUS, PLUS, POINT, U, eight_digits
+from .swar import FIRST, HIGH_BITS, KEEP, LANES, MINUS, PLUS, POINT, U, eight_digits
 
 _DIGIT_ADD = U(0x7676767676767676)        # code + 0x76 >= 0x80 <=> not a digit
 _POW10 = np.array([10 ** k for k in range(20)], dtype=np.uint64)
@@ -26,16 +25,9 @@ def general_decimals(codes: np.ndarray, words: np.ndarray, starts: np.ndarray, e
     first codes, ``words``: the uint64 at every code)."""
     neg = first == MINUS
     body = starts + (neg | (first == PLUS))
-    dot = _find(words, body, ends, POINT)
+    dot = _find(words, body, ends)
     w, q, bad = _mantissa(codes, words, body, dot, ends)
-    hard = np.flatnonzero(bad)
-    if len(hard):
-        w[hard], q[hard], bad[hard] = _with_exponent(codes, words, body[hard], dot[hard], ends[hard])
-    values, decided = to_float64(w, q, neg)
-    done = ~bad
-    if decided is not None:
-        done &= decided
-    return values, done
+    return to_float64(w, q, neg), ~bad
 
 
 def general_integers(words: np.ndarray, starts: np.ndarray, ends: np.ndarray, first: np.ndarray):
@@ -54,10 +46,11 @@ def general_integers(words: np.ndarray, starts: np.ndarray, ends: np.ndarray, fi
     return value, done
 
 
-def _find(words, start, end, code: int):
-    """Position of the first ``code`` in each token ``[start, end)``, looked for
-    in its first 32 bytes; ``end`` where there is none."""
-    pattern = U(code * 0x0101010101010101)
+def _find(words, start, end):
+    """Position of the first point in each token ``[start, end)``, looked for in
+    its first 32 bytes (a point beyond is after too many digits); ``end`` where
+    there is none."""
+    pattern = U(POINT * 0x0101010101010101)
     out = end.copy()
     todo = None                                         # None: every token
     for k in range(4):
@@ -111,24 +104,6 @@ def _mantissa(codes, words, body, dot, end):
     bad |= (n_int + n_frac > 19) & (vi != U(0))         # more than 19 significant digits
     w = vi * _POW10[np.minimum(n_frac, 19)] + vf
     return w, -n_frac, bad
-
-
-def _with_exponent(codes, words, body, dot, end):
-    """``(w, q, bad)`` for tokens ``digits[.digits](e|E)[+-]digits`` (1 to 8 exponent digits)."""
-    e_at = _find(words, body, end, EXP)
-    mark = e_at + 1
-    c = codes[np.minimum(mark, len(codes) - 1)]
-    e_neg = c == MINUS
-    e_digits = mark + (e_neg | (c == PLUS))
-    n_exp = end - e_digits
-    bad = (e_at >= end) | (n_exp < 1) | (n_exp > 8) | ((dot > e_at) & (dot < end))    # '1e5.5' is no number
-    w, q, bad_m = _mantissa(codes, words, body, np.where(dot < e_at, dot, e_at), e_at)
-    ev, bad_e = _digits(words, end, np.clip(n_exp, 0, 8), 8)
-    bad |= bad_m
-    bad |= bad_e
-    ev = ev.view(np.int64)
-    q += np.where(e_neg, -ev, ev)
-    return w, q, bad
 
 
 def _digits(words, end, n, max_n: int, n_min: int | None = None):

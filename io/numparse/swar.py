@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 U = np.uint64
-POINT, PLUS, MINUS, EXP, OTHER = 0x10, 0x20, 0x60, 0x81, 0x80
+POINT, PLUS, MINUS, OTHER = 0x10, 0x20, 0x60, 0x80
 
 
 def _codes() -> bytes:
@@ -19,13 +19,12 @@ def _codes() -> bytes:
     for d in range(10):
         table[48 + d] = d
     table[ord(".")], table[ord("+")], table[ord("-")] = POINT, PLUS, MINUS
-    table[ord("e")] = table[ord("E")] = EXP
     return bytes(table)
 
 
 #: ``bytes.translate`` table from text to the codes (callers may give the
 #: bytes that are never in a number, OTHER here, their own codes of 0x80 or
-#: more, but not EXP).
+#: more).
 CODES = _codes()
 LANES = U(0x0101010101010101)
 HIGH_BITS = U(0x8080808080808080)
