@@ -23,7 +23,7 @@ from .tokens import CLOSE, EOF, GUID, NAME, NUM, OPEN, STRING, TokenStream, deco
 # (text_scan): the bytes of the characters, so that braces can be found with
 # bytes.find.
 _KIND_TABLE = bytearray(b"a" * 256)
-for _c in range(text_scan.NUMBERS):  # digits, '.', '+', '-'
+for _c in range(text_scan.OTHER):  # digits, '.', '+', '-'
     _KIND_TABLE[_c] = ord("0")
 for _c, _k in ((text_scan.OPEN, "{"), (text_scan.CLOSE, "}"), (text_scan.STRING, '"'),
                (text_scan.GUID, "<")):
