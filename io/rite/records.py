@@ -253,9 +253,12 @@ def _records(src: Source, spec: RecordSpec, parts: list, rest, first_line: int, 
 
 def _joined(arrays: list, width: int, dtype) -> np.ndarray:
     """The (n, width) rows of ``arrays`` as one C-contiguous array."""
-    if len(arrays) == 1:
-        return np.ascontiguousarray(arrays[0], dtype=dtype)
-    return np.concatenate(arrays, dtype=dtype) if arrays else np.zeros((0, width), dtype=dtype)
+    out = np.empty((sum(len(a) for a in arrays), width), dtype=dtype)
+    row = 0
+    for a in arrays:
+        out[row:row + len(a)] = a
+        row += len(a)
+    return out
 
 
 # -- vectorised path ------------------------------------------------------------
