@@ -57,14 +57,6 @@ class RecordSpec:
     section: str
     kinds: str
     layout: str
-    groups: tuple = ()      # integer columns stored together, e.g. ((2, 5),): columns 2..4 as one (n, 3) array
-
-    @property
-    def int_groups(self) -> list:
-        """(first, end) column ranges covering all integer fields: ``groups``, the rest one by one."""
-        n_int = sum(k in "id" for k in self.kinds)
-        taken = {j for a, b in self.groups for j in range(a, b)}
-        return sorted(list(self.groups) + [(j, j + 1) for j in range(n_int) if j not in taken])
 
     @property
     def min_bytes(self) -> int:
@@ -76,44 +68,33 @@ class RecordSpec:
 class Records:
     """Parsed records of one section, in file order.
 
-    The integer fields (``kinds`` 'i' and 'd') are kept in column groups (see
-    ``RecordSpec.groups``), each a C-contiguous ``(n, width)`` array: read them
-    with :meth:`col` and :meth:`cols`. ``floats`` holds the 'f' fields. A name
-    field (one at most) is kept for the first ``len(name_start)`` records as
-    byte spans into ``name_bytes`` (vectorised path) and for the rest as codes
-    into ``names`` (line-by-line path); use :meth:`name` and :meth:`names_differ`.
+    ``ints`` holds the integer fields (``kinds`` 'i' and 'd'), one row per
+    field (read them with :meth:`col` and :meth:`cols`), ``floats`` the 'f'
+    fields, one row per record. A name field (one at most) is kept as byte
+    spans into ``data`` (the file): use :meth:`name` and :meth:`names_differ`.
     ``end_line``/``end_off`` address the first line after the section.
     """
 
-    groups: list                      # [((first, end), (n, end - first) int64 array), ...]
-    floats: np.ndarray
+    ints: np.ndarray                  # (integer fields, n)
+    floats: np.ndarray                # (n, float fields)
     end_line: int
     end_off: int
     first_line: int = 1               # record r is on line first_line + r ...
     line_numbers: np.ndarray | None = None   # ... unless this is given
-    name_bytes: np.ndarray | None = None
+    data: bytes = b""
     name_start: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     name_len: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    names: list = field(default_factory=list)
-    name_codes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def __len__(self) -> int:
         return len(self.floats)
 
-    def cols(self, a: int, b: int) -> np.ndarray:
-        """Integer columns a..b-1 as an (n, b - a) array (no copy when they form one group)."""
-        for (ga, gb), arr in self.groups:
-            if ga <= a and b <= gb:
-                part = arr[:, a - ga:b - ga]
-                return part if (ga, gb) == (a, b) else np.ascontiguousarray(part)
-        return np.stack([self.col(j) for j in range(a, b)], axis=1)
-
     def col(self, j: int) -> np.ndarray:
-        """Integer column j (contiguous when it is a group of its own)."""
-        for (ga, gb), arr in self.groups:
-            if ga <= j < gb:
-                return arr[:, 0] if gb - ga == 1 else arr[:, j - ga]
-        raise IndexError(j)
+        """Integer field j of every record."""
+        return self.ints[j].copy()
+
+    def cols(self, a: int, b: int) -> np.ndarray:
+        """Integer fields a..b-1 as an (n, b - a) array."""
+        return np.ascontiguousarray(self.ints[a:b].T)
 
     def line(self, r: int) -> int:
         if self.line_numbers is None:
@@ -121,26 +102,15 @@ class Records:
         return int(self.line_numbers[r])
 
     def name(self, r: int) -> str:
-        n_span = len(self.name_start)
-        if r >= n_span:
-            return self.names[int(self.name_codes[r - n_span])]
         a = int(self.name_start[r])
-        return self.name_bytes[a:a + int(self.name_len[r])].tobytes().decode("utf-8")
+        return self.data[a:a + int(self.name_len[r])].decode("utf-8")
 
     def names_differ(self, group: np.ndarray, expected: list) -> np.ndarray:
         """Boolean per record: is its name not ``expected[group[record]]``?"""
-        n_span = len(self.name_start)
         if not len(expected):
             return np.ones(len(self), dtype=bool)
-        parts = []
-        if n_span:
-            parts.append(_spans_differ(self.name_bytes, self.name_start, self.name_len,
-                                       group[:n_span], expected))
-        if len(self) > n_span:
-            code = {name: k for k, name in enumerate(self.names)}
-            want = np.array([code.get(e, -1) for e in expected], dtype=np.int64)
-            parts.append(self.name_codes != want[group[n_span:]])
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return _spans_differ(np.frombuffer(self.data, dtype=np.uint8), self.name_start, self.name_len,
+                             group, expected)
 
 
 def _spans_differ(data: np.ndarray, start: np.ndarray, length: np.ndarray, group: np.ndarray,
@@ -199,11 +169,19 @@ def read_records(src: Source, line: int, off: int, count: int | None, spec: Reco
             off = part.end
             if done == count:
                 break
-    rest = None
+    line_numbers = None
     if count is None or done < count:
-        rest = _slow(src, line, off, count, done, spec, sink, keywords)
-        line, off = rest.end_line, rest.end_off
-    return _records(src, spec, parts, rest, first_line, line, off)
+        rest, line, off = _slow(src, line, off, count, done, spec, sink, keywords)
+        if rest.m:
+            line_numbers = np.concatenate([np.arange(first_line, first_line + done, dtype=np.int64),
+                                           rest.lines])
+            parts.append(rest)
+    n_int = sum(k in "id" for k in spec.kinds)
+    return Records(ints=_joined([p.ints for p in parts], (n_int, 0), np.int64, axis=1),
+                   floats=_joined([p.floats for p in parts], (0, spec.kinds.count("f")), np.float64),
+                   end_line=line, end_off=off, first_line=first_line, line_numbers=line_numbers,
+                   data=src.data, name_start=_joined([p.name_start for p in parts], (0,), np.int64),
+                   name_len=_joined([p.name_len for p in parts], (0,), np.int64))
 
 
 def _ranges(data: bytes, off: int):
@@ -220,45 +198,11 @@ def _ranges(data: bytes, off: int):
         off = end
 
 
-def _records(src: Source, spec: RecordSpec, parts: list, rest, first_line: int, end_line: int,
-             end_off: int) -> Records:
-    """The blocks' records and the line-by-line rest as one :class:`Records`."""
-    bounds = spec.int_groups
-    n_float = spec.kinds.count("f")
-    ints = [p.ints for p in parts]
-    floats = [p.floats for p in parts]
-    n = sum(p.m for p in parts)
-    line_numbers = None
-    if rest is not None and len(rest):
-        ints.append(rest.ints)
-        floats.append(rest.floats)
-        if n:
-            line_numbers = np.concatenate([np.arange(first_line, first_line + n, dtype=np.int64),
-                                           rest.line_numbers])
-        else:
-            line_numbers = rest.line_numbers
-    out = Records(groups=[((a, b), _joined([arr[:, a:b] for arr in ints], b - a, np.int64)) for a, b in bounds],
-                  floats=_joined(floats, n_float, np.float64), end_line=end_line, end_off=end_off,
-                  first_line=first_line, line_numbers=line_numbers)
-    if "n" in spec.kinds:
-        if n:
-            out.name_bytes = np.frombuffer(src.data, dtype=np.uint8)
-            out.name_start = np.concatenate([p.name_start for p in parts])
-            out.name_len = np.concatenate([p.name_len for p in parts])
-        if rest is not None:
-            out.names = rest.names
-            out.name_codes = rest.name_codes
-    return out
-
-
-def _joined(arrays: list, width: int, dtype) -> np.ndarray:
-    """The (n, width) rows of ``arrays`` as one C-contiguous array."""
-    out = np.empty((sum(len(a) for a in arrays), width), dtype=dtype)
-    row = 0
-    for a in arrays:
-        out[row:row + len(a)] = a
-        row += len(a)
-    return out
+def _joined(arrays: list, empty: tuple, dtype, axis: int = 0) -> np.ndarray:
+    """``arrays`` joined along ``axis`` into one C-contiguous array (of shape ``empty`` for none)."""
+    if not arrays:
+        return np.zeros(empty, dtype=dtype)
+    return np.ascontiguousarray(np.concatenate(arrays, axis=axis), dtype=dtype)
 
 
 # -- vectorised path ------------------------------------------------------------
@@ -273,12 +217,15 @@ class _Layout:
 
 @dataclass
 class _Part:
+    """Records of a block (or of the line-by-line rest)."""
+
     m: int                # records
     end: int              # offset after them
-    ints: np.ndarray      # (m, n_int)
+    ints: np.ndarray      # (n_int, m)
     floats: np.ndarray    # (m, n_float)
-    name_start: np.ndarray | None = None
-    name_len: np.ndarray | None = None
+    name_start: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    name_len: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    lines: np.ndarray | None = None       # (the rest's: line of each record)
 
 
 def _layout(spec: RecordSpec) -> _Layout | None:
@@ -402,7 +349,7 @@ def _block(data: bytes, off: int, end: int, lay: _Layout, need: int) -> _Part | 
 
 
 def _ints(buf, s, e, nonneg, m) -> np.ndarray | None:
-    """Integer tokens (column after column) -> (m, n_int) int64, or None if one is not
+    """Integer tokens (column after column) -> (n_int, m) int64, or None if one is not
     ``[+-]digits`` below 2**53 or an id is negative."""
     values, done = parse_decimals(buf, s, e, integers=True)
     if not done.all():
@@ -410,7 +357,7 @@ def _ints(buf, s, e, nonneg, m) -> np.ndarray | None:
     cols = values.reshape(-1, m)
     if len(values) and values.min() < 0 and (cols[nonneg] < 0).any():
         return None                           # negative id: the line-by-line reader says so
-    return cols.T
+    return cols
 
 
 def _floats(buf, s, e, data: bytes, shift: int) -> np.ndarray | None:
@@ -432,30 +379,17 @@ def _floats(buf, s, e, data: bytes, shift: int) -> np.ndarray | None:
 _CHUNK_BYTES = 1 << 16
 
 
-@dataclass
-class _Slow:
-    ints: np.ndarray
-    floats: np.ndarray
-    line_numbers: np.ndarray
-    names: list
-    name_codes: np.ndarray
-    end_line: int
-    end_off: int
-
-    def __len__(self) -> int:
-        return len(self.ints)
-
-
 def _slow(src: Source, line: int, off: int, count: int | None, done: int, spec: RecordSpec,
-          sink: Sink, keywords: frozenset) -> _Slow:
-    """Records from line ``line`` / byte ``off``; ``done`` records of ``count`` were read before."""
+          sink: Sink, keywords: frozenset) -> tuple[_Part, int, int]:
+    """(records, next line, its offset) from line ``line`` / byte ``off``; ``done``
+    records of ``count`` were read before."""
     kinds = spec.kinds
     nfields = len(kinds)
     what = f"{spec.section} record"
     ints: list = []
     floats: list = []
-    names: dict = {}
-    codes: list = []
+    name_start: list = []
+    name_len: list = []
     lines: list = []
     n_found = done
     data, size = src.data, src.size
@@ -499,9 +433,9 @@ def _slow(src: Source, line: int, off: int, count: int | None, done: int, spec: 
                             row_i.append(parse_int(src, line, tok, what))
                         elif kind == "f":
                             row_f.append(parse_float(src, line, tok, what))
-                        else:
-                            name = parse_name(src, line, tok, what)
-                            codes.append(names.setdefault(name, len(names)))
+                        else:     # (the integers before it hold no quote: its own is the first)
+                            name_len.append(len(parse_name(src, line, tok, what).encode("utf-8")))
+                            name_start.append(off + raw.index(b'"') + 1)
                     ints.append(row_i)
                     floats.append(row_f)
                     lines.append(line)
@@ -513,7 +447,8 @@ def _slow(src: Source, line: int, off: int, count: int | None, done: int, spec: 
                 break
     n = n_found - done
     n_int = sum(k in "id" for k in kinds)
-    return _Slow(ints=np.array(ints, dtype=np.int64).reshape(n, n_int),
+    part = _Part(m=n, end=off, ints=np.array(ints, dtype=np.int64).reshape(n, n_int).T,
                  floats=np.array(floats, dtype=np.float64).reshape(n, kinds.count("f")),
-                 line_numbers=np.array(lines, dtype=np.int64), names=list(names),
-                 name_codes=np.array(codes, dtype=np.int64), end_line=line, end_off=off)
+                 name_start=np.array(name_start, dtype=np.int64), name_len=np.array(name_len, dtype=np.int64),
+                 lines=np.array(lines, dtype=np.int64))
+    return part, line, off
