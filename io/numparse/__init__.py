@@ -3,13 +3,15 @@
 vectorised with numpy: :func:`parse_decimals` is the one entry point.
 
 What it buys: the RAM reader and the text .X tokenizer convert every number
-of a file here, in a few numpy passes, instead of one C call per number.
-numpy's own text parsers (``np.fromstring(sep=" ")``, ``np.loadtxt``) take
-one ``PyOS_string_to_double`` call per number under the GIL: on the 300,000-
-vertex scene of ``bench/bench_rite_blender.py`` they alone take longer than
-this whole reader, and the RiTE import would no longer be faster than
-Blender's glTF importer (the benchmark's target); on the .X corpus of
-``bench/bench_xfile_import.py`` the tokenizer would take twice as long.
+of a file here, in a few numpy passes. numpy's own text parsers
+(``np.fromstring(sep=" ")``, ``np.loadtxt``) make one ``PyOS_string_to_double``
+call per number under the GIL: on the scene of ``bench/bench_rite_blender.py``
+they alone, without any of the reader's checks, take longer than the whole
+reader, and the RiTE import no longer meets that benchmark's target (as fast
+as Blender's glTF importer). The short path (:mod:`.short`) is what keeps the
+import of the largest text file of ``bench/bench_xfile_import.py`` within its
+target (as fast as assimp plus the glTF importer): through the general path
+alone it is not.
 
 How: the text is translated to byte codes (``CODES``), read as the
 little-endian 64-bit words that start at every byte (SWAR: eight bytes per

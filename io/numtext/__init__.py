@@ -3,12 +3,12 @@
 :func:`format_rows` is the one entry point.
 
 What it buys: the RAM writer's record sections (every vertex, normal, UV,
-triangle and weight) are formatted here, about four times as fast as the same
+triangle and weight) are formatted here, several times as fast as the same
 rows through ``%``-formatting (``bench/bench_rite_io.py``, byte for byte the
-same text). Through ``%`` (``repr`` per float, the standard library's
-fastest exact shortest spelling), the RiTE export of the 300,000-vertex
-scene of ``bench/bench_rite_blender.py`` would no longer be faster than
-Blender's glTF exporter (the benchmark's target).
+same text). Through ``%`` (``repr`` per float, the standard library's exact
+shortest spelling), the RiTE export of the scene of
+``bench/bench_rite_blender.py`` no longer meets that benchmark's target (as
+fast as Blender's glTF exporter).
 
 :func:`format_rows` gives the bytes of ``("%d %r ... %s\\n" * n) % values``
 for columns of integers (``%d``), floats (``%r`` of float64: Python's

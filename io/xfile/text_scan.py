@@ -2,10 +2,11 @@
 """Token boundaries of text .X data, found with numpy (no Python step per token):
 :func:`scan` is the one entry point.
 
-What it buys: a regular expression, one Python step per token, takes about as
-long as the whole import of the corpus's largest text file (tiny_4anim.x,
-290,000 tokens) otherwise does, and that import would no longer be faster than
-assimp plus Blender's glTF importer (``bench/bench_xfile_import.py``'s target).
+What it buys: with a regular expression, one Python step per token, the
+import of the corpus's largest text file (tiny_4anim.x, 290,000 tokens) would
+no longer be faster than assimp plus Blender's glTF importer
+(``bench/bench_xfile_import.py``'s target): the tokenizing alone would take
+most of what that baseline takes.
 
 The data is translated once into byte codes: ``numparse.CODES`` for the bytes
 of words (so that the numbers are converted from these codes; the bytes a
