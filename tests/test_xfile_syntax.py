@@ -285,7 +285,7 @@ def _spellings(seed: int, n: int) -> list[str]:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_text_numbers_are_read_as_float_reads_them(seed):
-    # The tokenizer converts plain decimals with numpy (text_numbers); the
+    # The tokenizer converts decimals with numpy (numparse); the
     # result must be float()'s, bit for bit (-0.0 included), in any layout.
     from legacy_skin_io.io.xfile.text_tokens import TextTokens
     words = _spellings(seed, 3000)
