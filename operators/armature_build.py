@@ -63,30 +63,44 @@ def bone_joints(scene: Scene, every_joint: bool = False) -> np.ndarray:
     return need
 
 
-def rest_matrices(scene: Scene, bones: np.ndarray, parent: np.ndarray, rest_from: str,
-                  direction: str = "FILE", size: float = 1.0):
-    """(rigid rest matrices (B, 4, 4), bind matrices (B, 4, 4)) for the
-    bones' joints. ``direction`` "FILE" keeps the joints' axes; "CHILDREN"
-    turns each bone about its head to point at its child; with several
-    children, at the one that leads the largest sub-hierarchy (the chain:
-    hips -> spine rather than a thigh), several equal ones at their mean
-    head; a leaf continues its parent's direction. The turn keeps as much of
-    the joint's twist as possible (``core.rig.aim_y``) and changes only how
-    the bone looks and poses: ``K`` absorbs it, deformation and animation
-    stay exact."""
+def scale_on_axes(scene: Scene) -> np.ndarray:
+    """(J,) bool: joints whose own scale is non-uniform (in magnitude) in the
+    default pose or in a clip's keys. A bone turned away from such a joint's
+    axes would need shear in its pose, which pose bones cannot hold."""
     sk = scene.skeleton
-    bind = sk.bind[bones].copy()
-    # Joints that skin nothing have no true bind pose: keep only a rigid
-    # transform and a uniform scale of the derived one, so that K stays a
-    # uniform scale (their pose still shows the default pose exactly).
-    free = ~sk.has_bind[bones]
-    if free.any():
-        k = np.cbrt(np.abs(np.linalg.det(bind[free, :3, :3])))
-        fixed = rig.orthonormal(bind[free])
-        fixed[:, :3, :3] *= np.where(k > 0, k, 1.0)[:, None, None]
-        bind[free] = fixed
+    assert sk is not None
+    out = rig.nonuniform(sampling.decompose_trs(sk.local)[2])
+    for clip in scene.clips:
+        ch = clip.scale
+        if len(ch.targets):
+            bad = rig.nonuniform(ch.values)
+            out[ch.targets[np.unique(ch.track_of_key[bad])]] = True
+    return out
+
+
+def rest_matrices(scene: Scene, bones: np.ndarray, parent: np.ndarray, rest_from: str,
+                  direction: str = "FILE", size: float = 1.0, binds: np.ndarray | None = None):
+    """(rigid rest matrices (B, 4, 4), bind matrices (B, 4, 4), kept (B,)
+    bool) for the bones' joints. The binds are the file's with non-uniform
+    scale taken out (``core.rig.armature_binds``: the pose holds it).
+    ``direction`` "FILE" keeps the joints' axes; "CHILDREN" turns each bone
+    about its head to point at its child; with several children, at the one
+    that leads the largest sub-hierarchy (the chain: hips -> spine rather
+    than a thigh), several equal ones at their mean head; a leaf continues
+    its parent's direction. The turn keeps as much of the joint's twist as
+    possible (``core.rig.aim_y``) and changes only how the bone looks and
+    poses: ``K`` absorbs it, deformation and animation stay exact. Bones
+    whose joint's scale is non-uniform (``kept``) keep the joint's axes
+    either way (up to a swap of axes), since their pose holds that scale.
+    ``binds``: the joints' binds (default: the skeleton's)."""
+    sk = scene.skeleton
+    arm_bind, scaled = rig.armature_binds(sk.parents, sk.order, sk.bind if binds is None else binds)
+    kept = (scaled | scale_on_axes(scene))[bones]
+    bind = arm_bind[bones]
     src = bind if rest_from == "BIND" else sk.world()[bones]
     target = rig.orthonormal(src)
+    if rest_from != "BIND":         # a kept bone's axes are its bind's, whose scale axes they are
+        target[kept, :3, :3] = rig.orthonormal(bind[kept])[:, :3, :3]
     if direction == "CHILDREN":
         heads = target[:, :3, 3]
         kids = rig.children(parent)
@@ -96,6 +110,8 @@ def rest_matrices(scene: Scene, bones: np.ndarray, parent: np.ndarray, rest_from
             if parent[i] >= 0:
                 leads[parent[i]] += leads[i]
         for i in range(len(bones)):
+            if kept[i]:
+                continue
             aim = None
             if kids[i]:
                 far = [k for k in kids[i] if np.linalg.norm(heads[k] - heads[i]) > min_len] or kids[i]
@@ -117,7 +133,7 @@ def rest_matrices(scene: Scene, bones: np.ndarray, parent: np.ndarray, rest_from
         frame = target[p, :3, :3] if p >= 0 else np.eye(3)
         y = frame.T @ target[i, :3, 1]
         angle = np.degrees(np.arccos(np.clip(-y[1], -1.0, 1.0)))
-        if direction == "CHILDREN":
+        if direction == "CHILDREN" and not kept[i]:
             if PRECISE_CONE <= angle < BAD_CONE:   # tilt out of the band, towards the nearer edge
                 goal = 0.0 if angle < 0.5 * (PRECISE_CONE + BAD_CONE) else BAD_CONE
                 side = np.array([y[0], 0.0, y[2]])
@@ -127,7 +143,7 @@ def rest_matrices(scene: Scene, bones: np.ndarray, parent: np.ndarray, rest_from
                 target[i, :3, :3] = rig.aim_y(target[i, :3, :3], new_y)
         elif p >= 0 and angle < BAD_CONE:
             target[i] = target[i] @ turn       # keep the file's axes, swapped (Y -> Z)
-    return target, bind
+    return target, bind, kept
 
 
 def bone_lengths(heads: np.ndarray, parents: np.ndarray, size: float, min_len: float) -> np.ndarray:
@@ -171,14 +187,21 @@ def create_bones(context, obj, names: list[str], parents, matrices: np.ndarray, 
         context.view_layer.objects.active = prev_active
 
 
-def build_armature(context, built: Built, name: str, options: Options, size: float) -> None:
+def build_armature(context, built: Built, name: str, options: Options, size: float,
+                   binds: np.ndarray | None = None) -> None:
     scene = built.scene
     sk = scene.skeleton
     sel = bone_joints(scene, options.every_joint_bone)
     bones = np.array([j for j in sk.order if sel[j]], dtype=np.int64)
     pos = {int(j): i for i, j in enumerate(bones)}
     parent = np.array([pos.get(int(sk.parents[j]), -1) for j in bones], dtype=np.int64)
-    target, bind = rest_matrices(scene, bones, parent, options.rest_from, options.bone_direction, size)
+    target, bind, kept = rest_matrices(scene, bones, parent, options.rest_from, options.bone_direction, size,
+                                       binds)
+    if options.bone_direction == "CHILDREN" and kept.any():
+        names_kept = [sk.names[j] for j in bones[kept]]
+        built.warnings.append(f"{len(names_kept)} bone(s) keep the file's joint axes instead of pointing at their "
+                              f"children, since their joints' scale is non-uniform (their pose holds it): "
+                              f"{', '.join(names_kept[:8])}{' ...' if len(names_kept) > 8 else ''}")
     min_len = max(size * MIN_BONE_FRACTION, MIN_BONE_LENGTH)
     lengths = bone_lengths(target[:, :3, 3], parent, size, min_len)
     arm = bpy.data.armatures.new(name)

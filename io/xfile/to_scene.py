@@ -136,12 +136,9 @@ class _Reader:
             except np.linalg.LinAlgError:
                 raise FormatError(f"mesh {name!r}: SkinWeights {sw.frame_name!r}: matrixOffset is singular",
                                   path=self.path) from None
-            if not sk.has_bind[j]:
+            if not sk.has_bind[j]:      # another mesh may bind it differently: each mesh keeps its offsets
                 sk.bind[j] = b
                 sk.has_bind[j] = True
-            else:
-                spread = float(np.abs(sk.bind[j] - b).max())
-                self._spread[j] = max(self._spread.get(j, 0.0), spread)
             offs[j] = off
             vs.append(np.asarray(sw.vertex_indices, dtype=np.int64))
             js.append(np.full(len(sw.vertex_indices), j, dtype=np.int64))
@@ -156,7 +153,6 @@ class _Reader:
 
     def scene(self, name: str) -> Scene:
         sk = self.skeleton()
-        self._spread: dict[int, float] = {}
         by_name: dict[str, int] = {}
         world = None
         if sk is not None:
@@ -176,11 +172,6 @@ class _Reader:
         clips = []
         if sk is not None:
             rig.resolve_binds(sk.parents, sk.order, sk.local, world, sk.bind)
-            size = _size_hint(meshes, world)
-            bad = [j for j, d in self._spread.items() if d > 1e-5 * size]
-            if bad:
-                self.warnings.append(f"{len(bad)} frame(s) have different bind poses in different meshes "
-                                     f"(first: {sk.names[bad[0]]!r}); the first mesh's is used")
             tps = float(self.ticks_per_second or self.xf.anim_ticks_per_second or DEFAULT_TICKS_PER_SECOND)
             clips = [self.clip(s, i, sk, by_name, tps) for i, s in enumerate(self.xf.animation_sets)]
         return Scene(name, sk, meshes, self.materials, clips, Source(FORMAT, self.path, self.axes))
@@ -255,16 +246,6 @@ def _put(track, j: int, times: np.ndarray, values: np.ndarray) -> None:
     targets.append(j)
     ts.append(times)
     vs.append(values)
-
-
-def _size_hint(meshes: list[Mesh], world: np.ndarray) -> float:
-    pts = [m.positions for m in meshes if len(m.positions)]
-    if not pts:
-        pts = [world[:, :3, 3]] if len(world) else []
-    if not pts:
-        return 1.0
-    p = np.concatenate(pts)
-    return float(np.linalg.norm(p.max(0) - p.min(0))) or 1.0
 
 
 def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | None = None,
