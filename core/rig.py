@@ -134,6 +134,22 @@ def armature_binds(parents: np.ndarray, order: np.ndarray, bind: np.ndarray,
     return out, scaled
 
 
+def scale_axes(m: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+    """Rotations (..., 3, 3) to the axes of the scale of matrices (..., 4, 4):
+    ``V`` with ``m = T Q V S V^T`` (``S`` diagonal; the identity where
+    ``m``'s scale is already along its own axes, ``m = T Q S``). A bone on
+    these axes holds ``S`` in its pose."""
+    m = np.asarray(m, dtype=np.float64)
+    lin = m[..., :3, :3]
+    p = np.swapaxes(lin, -1, -2) @ lin                    # V S^2 V^T
+    off = np.abs(p - p * np.eye(3)).max(axis=(-2, -1))
+    _, _, vt = np.linalg.svd(lin)
+    v = np.swapaxes(vt, -1, -2).copy()
+    v[..., :, 2] *= np.sign(np.linalg.det(v))[..., None]
+    big = np.abs(p).max(axis=(-2, -1))
+    return np.where((off <= tol * np.where(big > 0, big, 1.0))[..., None, None], np.eye(3), v)
+
+
 def nonuniform(s: np.ndarray, tol: float = 1e-5) -> np.ndarray:
     """(...,) bool: scale vectors (..., 3) whose magnitudes differ (a
     mirror, a negative component, is a uniform scale times a rotation)."""

@@ -99,8 +99,12 @@ def rest_matrices(scene: Scene, bones: np.ndarray, parent: np.ndarray, rest_from
     bind = arm_bind[bones]
     src = bind if rest_from == "BIND" else sk.world()[bones]
     target = rig.orthonormal(src)
-    if rest_from != "BIND":         # a kept bone's axes are its bind's, whose scale axes they are
-        target[kept, :3, :3] = rig.orthonormal(bind[kept])[:, :3, :3]
+    if kept.any():      # a kept bone turns to the axes of its joint's scale (its own axes unless sheared)
+        keyed = np.zeros(len(sk), dtype=bool)
+        for clip in scene.clips:
+            keyed[clip.scale.targets] = True
+        axes = np.where(keyed[bones][kept, None, None], np.eye(3), rig.scale_axes(sk.local[bones][kept]))
+        target[kept, :3, :3] = rig.orthonormal(bind[kept])[:, :3, :3] @ axes
     if direction == "CHILDREN":
         heads = target[:, :3, 3]
         kids = rig.children(parent)

@@ -22,7 +22,7 @@ from ..io.errors import FormatError, Warnings
 from ..io.formats import Format, UnknownFormat
 from ..scene import AxisConversion, SceneError
 from ..scene.validate import validate
-from . import anim_extract, armature_extract, builder, extractor
+from . import anim_extract, armature_extract, builder, extractor, own_binds
 from .extractor import ExtractError
 from .rollback import Rollback
 
@@ -199,7 +199,8 @@ def export_objects(context, *, use_selection=False, use_visible=False, use_activ
 
 
 def choose_armature(objs: list, context):
-    arms = [o for o in objs if o.type == "ARMATURE"]
+    # a mesh's own binds (operators.own_binds) are part of the rig they follow
+    arms = [o for o in objs if o.type == "ARMATURE" and not own_binds.follows(o, o.parent)]
     if len(arms) == 1:
         return arms[0]
     if not arms:

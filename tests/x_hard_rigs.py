@@ -234,11 +234,15 @@ def animated_scale_file(path):
     return path
 
 
-def scaled_root_file(path):
+def scaled_root_file(path, sheared: bool = False):
     """What this add-on writes for an armature object scaled (1, 2, 0.5) and
     turned: a root frame with that non-uniform scale and a rotation, an
-    animated chain under it skinning one tube."""
+    animated chain under it skinning one tube. ``sheared``: the root frame
+    also turns before the scale (``T R S R2``: its scale is not along its
+    own axes)."""
     root = trs((0.3, 0.0, -0.2), (1, 2, 0.5), 35.0, (1.0, 2.0, 0.5))
+    if sheared:
+        root = root @ trs(axis=(0, 1, 1), angle=40.0)
     spec = [("Armature", None, root),
             ("Bone", "Armature", trs((0.0, 0.0, 0.0), (1, 0, 0), -90.0)),
             ("Bone.001", "Bone", trs((0.0, 1.0, 0.0), (0, 0, 1), 30.0)),
@@ -325,4 +329,5 @@ def mesh_in_frame_file(path):
 
 ALL = {"scaled_rigid": scaled_rigid_file, "scaled_skinned": scaled_skinned_file,
        "animated_scale": animated_scale_file, "scaled_root": scaled_root_file,
+       "sheared_root": lambda path: scaled_root_file(path, sheared=True),
        "differing_offsets": differing_offsets_file, "mesh_in_frame": mesh_in_frame_file}
