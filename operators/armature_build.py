@@ -100,7 +100,7 @@ def rest_matrices(scene: Scene, bones: np.ndarray, parent: np.ndarray, rest_from
     src = bind if rest_from == "BIND" else sk.world()[bones]
     target = rig.orthonormal(src)
     if kept.any():      # a kept bone turns to the axes of its joint's scale (its own axes unless sheared)
-        keyed = np.zeros(len(sk), dtype=bool)
+        keyed = np.zeros(scene.n_joints, dtype=np.bool_)
         for clip in scene.clips:
             keyed[clip.scale.targets] = True
         axes = np.where(keyed[bones][kept, None, None], np.eye(3), rig.scale_axes(sk.local[bones][kept]))
