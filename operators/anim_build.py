@@ -20,7 +20,7 @@ from bpy_extras import anim_utils
 from ..core import quat, rig, sampling
 from ..core.blend import mergeable_influences
 from ..scene import Clip
-from . import metadata
+from . import metadata, rotation_modes
 
 if TYPE_CHECKING:
     from .builder import Built
@@ -128,7 +128,11 @@ def dense_keys(clip: Clip, fps: float) -> bool:
     return False
 
 
-def _key(bag, bone: str, prop: str, frames, values) -> None:
+def _key(bag, bone: str, prop: str, frames, values, mode: str = rotation_modes.QUATERNION) -> None:
+    """Keys of one channel of one bone; rotations (w, x, y, z) go to the
+    channel of the bone's rotation ``mode``."""
+    if prop == "rotation_quaternion":
+        prop, values = rotation_modes.keys(mode, values)
     path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
     add_vector_keys(bag, path, frames, values, group=bone)     # extrapolation: CONSTANT, the default
 
@@ -246,6 +250,7 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
                               f"(All Joints as Bones imports them)")
     dt, dr, ds = default_channels(built)
     f0 = clip.frame_range(fps)[0]
+    modes = bone_modes(built)
     if baked:
         frames, t, r, s = channels if channels is not None else bake_clip(built, clip, fps)
         for bi, j in enumerate(built.bones.tolist()):
@@ -255,12 +260,12 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
                 if (bi, prop) in resting:
                     continue
                 if prop in keyed:
-                    _key(bag, bone, prop, frames, vals)
+                    _key(bag, bone, prop, frames, vals, modes[bone])
                 elif clip.layer == "ACTION" and prop in static.get(bi, ()):
                     _key(bag, bone, prop, [f0], {"location": dt, "rotation_quaternion": _wxyz(dr),
-                                                 "scale": ds}[prop][bi][None])
+                                                 "scale": ds}[prop][bi][None], modes[bone])
     else:
-        _key_channels(built, clip, fps, bag, static, (dt, dr, ds), f0)
+        _key_channels(built, clip, fps, bag, static, (dt, dr, ds), f0, modes)
     lo, hi = clip.frame_range(fps)
     cycle = None
     if clip.cycle is not None:
@@ -276,7 +281,12 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
     return action, slot
 
 
-def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0) -> None:
+def bone_modes(built: Built) -> dict[str, str]:
+    """Bone name -> its pose bone's rotation mode."""
+    return {pb.name: pb.rotation_mode for pb in built.armature.pose.bones}
+
+
+def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0, modes) -> None:
     """The file's keys, channel by channel (exact when ``channel_mode_exact``)."""
     sk = built.scene.skeleton
     rs = built.rest
@@ -291,7 +301,7 @@ def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0
         if not clip.animated[j]:
             for prop, val in (("location", dt[bi]), ("rotation_quaternion", _wxyz(dr[bi])), ("scale", ds[bi])):
                 if prop in static.get(bi, ()):
-                    _key(bag, bone, prop, [f0], val[None])
+                    _key(bag, bone, prop, [f0], val[None], modes[bone])
             continue
         for prop, ch in chans.items():
             k = track_of[prop].get(j)
@@ -321,7 +331,7 @@ def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0
         else:
             out = rs.channels(t0[js], r0[js], vals, b)[2]
         for job, part in zip(jobs, np.split(out, np.cumsum(counts)[:-1])):
-            _key(bag, job[0], prop, clip.to_frames(job[3], fps), part)
+            _key(bag, job[0], prop, clip.to_frames(job[3], fps), part, modes[job[0]])
 
 
 def place_actions(built: Built, fps: float) -> tuple[float, float] | None:
@@ -426,6 +436,14 @@ def must_bake(built: Built, clip: Clip, fps: float, bake: bool, exact: bool) -> 
     file's keys do not map channel by channel, or when they are too dense
     for F-curves (reported)."""
     if bake or clip.sampler is not None or not exact:
+        return True
+    modes = bone_modes(built)
+    turned = [built.bone_names[int(j)] for j in clip.rotation.targets.tolist() if int(j) in built.bone_names
+              and modes[built.bone_names[int(j)]] != rotation_modes.QUATERNION]
+    if turned:
+        built.warnings.append(f"{clip.name}: {len(turned)} bone(s) use Euler or axis-angle rotation, which "
+                              f"interpolates otherwise between keys: every frame keyed in their mode "
+                              f"({', '.join(turned[:8])}{' ...' if len(turned) > 8 else ''})")
         return True
     if dense_keys(clip, fps):
         built.warnings.append(f"{clip.name}: keys closer than {MIN_KEY_GAP} frame (Blender would merge "

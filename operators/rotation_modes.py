@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Rotation keys in the rotation mode a pose bone uses: Blender reads only
+the channel of the bone's mode (``rotation_quaternion``, ``rotation_euler``
+in any of the six orders, ``rotation_axis_angle``), so keys meant for a
+bone go to its own. Exact at every key; between keys an Euler or
+axis-angle channel interpolates otherwise than a quaternion one, so such
+bones are keyed on every frame (``anim_build.must_bake``)."""
+from __future__ import annotations
+
+import numpy as np
+
+QUATERNION = "QUATERNION"
+AXIS_ANGLE = "AXIS_ANGLE"
+
+
+def channel(mode: str) -> str:
+    """The pose bone property that holds rotations in ``mode``."""
+    if mode == QUATERNION:
+        return "rotation_quaternion"
+    return "rotation_axis_angle" if mode == AXIS_ANGLE else "rotation_euler"
+
+
+def keys(mode: str, wxyz: np.ndarray) -> tuple[str, np.ndarray]:
+    """(property, values (K, 3 or 4)) for quaternion keys (K, 4) w, x, y, z,
+    each the same rotation; consecutive keys chosen close to each other (an
+    Euler angle never jumps by a turn, an axis never flips), so that
+    interpolation between them takes the short way."""
+    q = np.asarray(wxyz, dtype=np.float64).reshape(-1, 4)
+    if mode == QUATERNION:
+        return channel(mode), q
+    if mode == AXIS_ANGLE:          # in float64 (mathutils' float32 acos loses small angles)
+        out = np.empty((len(q), 4))
+        prev_axis, prev_angle = np.array([0.0, 1.0, 0.0]), 0.0
+        for k, x in enumerate(q):
+            n = float(np.linalg.norm(x[1:]))
+            angle = 2.0 * np.arctan2(n, x[0])
+            a = x[1:] / n if n > 0 else prev_axis
+            if a @ prev_axis < 0:        # the same rotation about the opposite axis
+                a, angle = -a, -angle
+            angle += 2 * np.pi * np.round((prev_angle - angle) / (2 * np.pi))
+            out[k] = (angle, *a)
+            prev_axis, prev_angle = a, angle
+        return channel(mode), out
+    return channel(mode), _euler(mode, q)
+
+
+def _euler(order: str, wxyz: np.ndarray) -> np.ndarray:
+    """Euler angles (K, 3) in Blender's ``order`` (the first letter's axis
+    turns first: "XYZ" is ``Rz Ry Rx``), in float64, each key of the two
+    solutions the one nearer the previous key (each angle within half a
+    turn of it), as Blender's compatible Euler conversion does."""
+    i, j, k = ("XYZ".index(c) for c in order)
+    odd = (j - i) % 3 != 1
+    sign = -1.0 if odd else 1.0
+    q = wxyz / np.linalg.norm(wxyz, axis=1, keepdims=True)
+    w, x, y, z = q.T
+    m = np.empty((len(q), 3, 3))
+    m[:, 0, 0] = 1 - 2 * (y * y + z * z)
+    m[:, 0, 1] = 2 * (x * y - w * z)
+    m[:, 0, 2] = 2 * (x * z + w * y)
+    m[:, 1, 0] = 2 * (x * y + w * z)
+    m[:, 1, 1] = 1 - 2 * (x * x + z * z)
+    m[:, 1, 2] = 2 * (y * z - w * x)
+    m[:, 2, 0] = 2 * (x * z - w * y)
+    m[:, 2, 1] = 2 * (y * z + w * x)
+    m[:, 2, 2] = 1 - 2 * (x * x + y * y)
+    # R = R_k(c) R_j(b) R_i(a)
+    cb = np.hypot(m[:, i, i], m[:, j, i])
+    a = np.arctan2(sign * m[:, k, j], m[:, k, k])
+    b = np.arctan2(-sign * m[:, k, i], cb)
+    c = np.arctan2(sign * m[:, j, i], m[:, i, i])
+    flat = cb < 1e-12        # gimbal lock: the first and last axes coincide, put it all in the first
+    if flat.any():
+        a[flat] = np.arctan2(-sign * m[flat, j, k], m[flat, j, j])
+        c[flat] = 0.0
+    first = np.stack((a, b, c), axis=1)
+    second = np.stack((a + np.pi, np.pi - b, c + np.pi), axis=1)
+    out = np.empty_like(first)
+    prev = np.zeros(3)
+    for n in range(len(q)):
+        near = [e + 2 * np.pi * np.round((prev - e) / (2 * np.pi)) for e in (first[n], second[n])]
+        prev = min(near, key=lambda e: float(np.abs(e - prev).sum()))
+        out[n] = prev
+    out_order = np.empty_like(out)
+    out_order[:, i], out_order[:, j], out_order[:, k] = out[:, 0], out[:, 1], out[:, 2]
+    return out_order
