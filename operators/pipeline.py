@@ -22,7 +22,7 @@ from ..io.errors import FormatError, Warnings
 from ..io.formats import Format, UnknownFormat
 from ..scene import AxisConversion, SceneError
 from ..scene.validate import validate
-from . import anim_extract, armature_extract, builder, extractor, own_binds
+from . import anim_extract, armature_extract, bone_axes, builder, extractor, own_binds
 from .extractor import ExtractError
 from .rollback import Rollback
 
@@ -159,6 +159,13 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
         for c in clips:
             c.sampler = None
             c.rotation_mode = "nlerp"
+    turn = bone_axes.bones_to_turn(r, clips)
+    if turn:        # non-uniform scale keys on bones turned away from their joints' axes
+        names = bone_axes.turn_bones(context, r, turn)
+        r = armature_extract.rig_of(armature)
+        warnings.append(f"{len(names)} bone(s) turned to their joints' axes, since the animation scales them "
+                        f"non-uniformly (a bone pointing elsewhere cannot hold that scale; the rig's actions "
+                        f"follow): {', '.join(names[:8])}{' ...' if len(names) > 8 else ''}")
     wm = _progress(context)
     try:
         with Rollback(context, armature):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import quat
+
 QUATERNION = "QUATERNION"
 AXIS_ANGLE = "AXIS_ANGLE"
 
@@ -42,6 +44,24 @@ def keys(mode: str, wxyz: np.ndarray) -> tuple[str, np.ndarray]:
             prev_axis, prev_angle = a, angle
         return channel(mode), out
     return channel(mode), _euler(mode, q)
+
+
+def quaternions(mode: str, values: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`keys`: rotations (K, 4) w, x, y, z of values in ``mode``."""
+    v = np.asarray(values, dtype=np.float64)
+    if mode == QUATERNION:
+        return v.reshape(-1, 4)
+    if mode == AXIS_ANGLE:
+        v = v.reshape(-1, 4)
+        axis = v[:, 1:] / np.maximum(np.linalg.norm(v[:, 1:], axis=1, keepdims=True), 1e-300)
+        q = quat.from_axis_angle(axis, v[:, 0])
+    else:
+        v = v.reshape(-1, 3)
+        q = np.array([0.0, 0.0, 0.0, 1.0])
+        for c in mode:                   # the first letter's axis turns first
+            k = "XYZ".index(c)
+            q = quat.mul(quat.from_axis_angle(np.eye(3)[k][None], v[:, k]), q)
+    return np.asarray(q)[:, [3, 0, 1, 2]]
 
 
 def _euler(order: str, wxyz: np.ndarray) -> np.ndarray:
