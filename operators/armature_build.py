@@ -18,7 +18,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..core import rig, sampling
+from ..core import limbs, mirror, rig, sampling
 from ..scene import Scene, SceneError
 from . import metadata
 
@@ -105,6 +105,7 @@ def rest_matrices(scene: Scene, bones: np.ndarray, parent: np.ndarray, rest_from
             keyed[clip.scale.targets] = True
         axes = np.where(keyed[bones][kept, None, None], np.eye(3), rig.scale_axes(sk.local[bones][kept]))
         target[kept, :3, :3] = rig.orthonormal(bind[kept])[:, :3, :3] @ axes
+    aims = np.full((len(bones), 3), np.nan)
     if direction == "CHILDREN":
         heads = target[:, :3, 3]
         kids = rig.children(parent)
@@ -114,15 +115,21 @@ def rest_matrices(scene: Scene, bones: np.ndarray, parent: np.ndarray, rest_from
             if parent[i] >= 0:
                 leads[parent[i]] += leads[i]
         for i in range(len(bones)):
-            if kept[i]:
-                continue
             aim = None
             if kids[i]:
                 far = [k for k in kids[i] if np.linalg.norm(heads[k] - heads[i]) > min_len] or kids[i]
                 most = max(leads[k] for k in far)
                 chain = [k for k in far if leads[k] == most]
-                aim = np.mean(heads[chain], axis=0) - heads[i]
-            elif parent[i] >= 0:
+                rest_far = [k for k in far if leads[k] < most]
+                if len(chain) > 1 and rest_far:      # tied limbs (arms off a chest): the chain goes on
+                    second = max(leads[k] for k in rest_far)
+                    if sum(leads[k] == second for k in rest_far) == 1:
+                        chain = [k for k in rest_far if leads[k] == second]
+                aims[i] = np.mean(heads[chain], axis=0)
+                aim = aims[i] - heads[i]
+            if kept[i]:
+                continue
+            if aim is None and parent[i] >= 0:
                 aim = target[parent[i], :3, 1]
             if aim is not None and np.linalg.norm(aim) > (min_len if kids[i] else 0.0):
                 target[i, :3, :3] = rig.aim_y(target[i, :3, :3], aim)
@@ -147,7 +154,23 @@ def rest_matrices(scene: Scene, bones: np.ndarray, parent: np.ndarray, rest_from
                 target[i, :3, :3] = rig.aim_y(target[i, :3, :3], new_y)
         elif p >= 0 and angle < BAD_CONE:
             target[i] = target[i] @ turn       # keep the file's axes, swapped (Y -> Z)
-    return target, bind, kept
+    if direction == "CHILDREN":
+        target[:, :3, :3] = symmetric_rolls([sk.names[j] for j in bones], target, kept, size)
+    return target, bind, kept, aims
+
+
+def symmetric_rolls(names: list[str], rest: np.ndarray, kept: np.ndarray, size: float) -> np.ndarray:
+    """Bone rotations (B, 3, 3) whose rolls mirror each other across the
+    plane the left/right pairs (by name) share (``core.mirror``), so that
+    Blender's Paste Pose Flipped mirrors a pose; unchanged when the pairs
+    share no plane. Kept bones (their axes are their scale's) keep theirs."""
+    pairs = [(a, b) for a, b in mirror.side_pairs(names) if not kept[a] and not kept[b]]
+    tol = 1e-3 * size
+    plane = mirror.mirror_plane(rest[:, :3, 3], pairs, tol)
+    if plane is None:
+        return rest[:, :3, :3]
+    rot, _ = mirror.mirrored_rolls(rest[:, :3, :3], rest[:, :3, 3], pairs, plane, tol)
+    return np.where(kept[:, None, None], rest[:, :3, :3], rot)
 
 
 def bone_lengths(heads: np.ndarray, parents: np.ndarray, size: float, min_len: float) -> np.ndarray:
@@ -166,9 +189,35 @@ def bone_lengths(heads: np.ndarray, parents: np.ndarray, size: float, min_len: f
     return np.maximum(lengths, min_len)
 
 
-def create_bones(context, obj, names: list[str], parents, matrices: np.ndarray, lengths) -> list[str]:
+def still_heads(scene: Scene, bones: np.ndarray, rest: rig.RestSplit, size: float) -> np.ndarray:
+    """(B,) bool: bones whose pose location stays zero (within 1e-6 of the
+    model size) in the default pose and at every translation key of every
+    clip: a connected bone ignores its pose location, so only these may be
+    connected. (A bone's pose location depends on its joint's translation
+    alone, linearly: the keys decide it.)"""
+    sk = scene.skeleton
+    assert sk is not None
+    tol = 1e-6 * size
+    loc = rest.pose_basis(sk.world()[bones][None])[0][:, :3, 3]
+    still = np.linalg.norm(loc, axis=1) <= tol
+    for clip in scene.clips:
+        ch = clip.translation
+        moved = np.isin(bones, ch.targets)
+        if not (moved & still).any():
+            continue
+        times = np.unique(ch.times)
+        for lo in range(0, len(times), 256):
+            world = sk.world(clip.sample_local(sk.local, times[lo:lo + 256]))[:, bones]
+            loc = rest.pose_basis(world)[:, :, :3, 3]
+            still &= ~moved | (np.linalg.norm(loc, axis=2).max(axis=0) <= tol)
+    return still
+
+
+def create_bones(context, obj, names: list[str], parents, matrices: np.ndarray, lengths,
+                 connect=None) -> list[str]:
     """Edit bones with the given armature-space rest matrices, lengths and
-    parents (not connected). Returns the names Blender gave them; edit bones
+    parents, connected to their parents where ``connect`` says (their heads
+    on the parents' tails). Returns the names Blender gave them; edit bones
     die on leaving edit mode."""
     prev_active = context.view_layer.objects.active
     context.view_layer.objects.active = obj
@@ -185,6 +234,8 @@ def create_bones(context, obj, names: list[str], parents, matrices: np.ndarray, 
         for i, p in enumerate(parents):
             if p >= 0:
                 ebones[i].parent = ebones[p]
+                if connect is not None and connect[i]:
+                    ebones[i].use_connect = True
         return [eb.name for eb in ebones]
     finally:
         bpy.ops.object.mode_set(mode="OBJECT")
@@ -199,20 +250,25 @@ def build_armature(context, built: Built, name: str, options: Options, size: flo
     bones = np.array([j for j in sk.order if sel[j]], dtype=np.int64)
     pos = {int(j): i for i, j in enumerate(bones)}
     parent = np.array([pos.get(int(sk.parents[j]), -1) for j in bones], dtype=np.int64)
-    target, bind, kept = rest_matrices(scene, bones, parent, options.rest_from, options.bone_direction, size,
-                                       binds)
+    target, bind, kept, aims = rest_matrices(scene, bones, parent, options.rest_from, options.bone_direction,
+                                             size, binds)
     if options.bone_direction == "CHILDREN" and kept.any():
         names_kept = [sk.names[j] for j in bones[kept]]
         built.warnings.append(f"{len(names_kept)} bone(s) keep the file's joint axes instead of pointing at their "
                               f"children, since their joints' scale is non-uniform (their pose holds it): "
                               f"{', '.join(names_kept[:8])}{' ...' if len(names_kept) > 8 else ''}")
     min_len = max(size * MIN_BONE_FRACTION, MIN_BONE_LENGTH)
-    lengths = bone_lengths(target[:, :3, 3], parent, size, min_len)
+    if options.bone_direction == "CHILDREN":
+        lengths, touching = limbs.limb_lengths(target, parent, aims, size, min_len)
+        connect = touching & still_heads(scene, bones, rig.RestSplit(target, bind, parent), size)
+    else:
+        lengths = np.minimum(bone_lengths(target[:, :3, 3], parent, size, min_len), max(size, min_len))
+        connect = np.zeros(len(bones), dtype=bool)
     arm = bpy.data.armatures.new(name)
     obj = bpy.data.objects.new(name, arm)
     context.collection.objects.link(obj)
     wanted = [sk.names[j] for j in bones]
-    names = create_bones(context, obj, wanted, parent, target, lengths)
+    names = create_bones(context, obj, wanted, parent, target, lengths, connect)
     for w, got in zip(wanted, names):
         if w != got:
             built.warnings.append(f"joint name {w!r} is a duplicate or too long: bone named {got!r}")
