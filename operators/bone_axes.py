@@ -1,7 +1,14 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Bones of an existing rig turned to their joints' axes, for animations
-whose non-uniform scale keys a bone pointing elsewhere could not hold (its
-pose would need shear). Each such bone gets the rest its joint's bind axes
+"""An existing rig made ready for animations it could not play exactly:
+
+* connected bones ignore their pose location: a bone the animation moves
+  (its pose location not zero) is disconnected first (:func:`free_bones`;
+  its head stays where it is);
+* bones turned to their joints' axes, for animations whose non-uniform
+  scale keys a bone pointing elsewhere could not hold (its pose would need
+  shear): :func:`turn_bones`.
+
+ Each such bone gets the rest its joint's bind axes
 give (``K`` a uniform scale); what depended on the old rest follows so that
 nothing moves: the bone's keys in the rig's actions and its current pose
 (``basis' = U^-1 basis U``, ``U`` the turn, the same rotation at every key
@@ -15,8 +22,34 @@ from mathutils import Matrix
 
 from ..core import quat, rig
 from . import metadata, rotation_modes
-from .armature_build import scale_on_axes
+from .armature_build import scale_on_axes, still_heads
 from .armature_extract import Rig
+
+
+def bones_to_free(r: Rig, clips, size: float) -> list[str]:
+    """Names of connected bones whose pose location ``clips`` move."""
+    connected = np.array([r.obj.data.bones[r.bone_names[int(j)]].use_connect for j in r.bones], dtype=bool)
+    if not connected.any():
+        return []
+    r.scene.clips = list(clips)
+    try:
+        still = still_heads(r.scene, r.bones, r.rest, size)
+    finally:
+        r.scene.clips = []
+    return [r.bone_names[int(j)] for j in r.bones[connected & ~still]]
+
+
+def free_bones(context, arm_obj, names: list[str]) -> None:
+    """Disconnect bones ``names`` from their parents (heads unchanged)."""
+    prev_active = context.view_layer.objects.active
+    context.view_layer.objects.active = arm_obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    try:
+        for n in names:
+            arm_obj.data.edit_bones[n].use_connect = False
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+        context.view_layer.objects.active = prev_active
 
 
 def bones_to_turn(r: Rig, clips) -> list[int]:
@@ -162,3 +195,25 @@ def turn_bones(context, r: Rig, bis: list[int]) -> list[str]:
         metadata.store(arm_obj, metadata.RIG_KEY, meta)
     context.view_layer.update()
     return names
+
+
+def prepare(context, r: Rig, clips, warnings: list[str]) -> Rig:
+    """Rig ``r`` made ready for ``clips`` (see the module doc); reports what
+    changed. Returns the rig as it now is."""
+    from ..scene import evaluate as oracle
+    from .armature_extract import rig_of
+
+    free = bones_to_free(r, clips, oracle.size(r.scene))
+    if free:
+        free_bones(context, r.obj, free)
+        r = rig_of(r.obj)
+        warnings.append(f"{len(free)} bone(s) disconnected from their parents, since the animation moves their "
+                        f"heads: {', '.join(free[:8])}{' ...' if len(free) > 8 else ''}")
+    turn = bones_to_turn(r, clips)
+    if turn:
+        names = turn_bones(context, r, turn)
+        r = rig_of(r.obj)
+        warnings.append(f"{len(names)} bone(s) turned to their joints' axes, since the animation scales them "
+                        f"non-uniformly (a bone pointing elsewhere cannot hold that scale; the rig's actions "
+                        f"follow): {', '.join(names[:8])}{' ...' if len(names) > 8 else ''}")
+    return r

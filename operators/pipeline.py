@@ -159,13 +159,10 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
         for c in clips:
             c.sampler = None
             c.rotation_mode = "nlerp"
-    turn = bone_axes.bones_to_turn(r, clips)
-    if turn:        # non-uniform scale keys on bones turned away from their joints' axes
-        names = bone_axes.turn_bones(context, r, turn)
-        r = armature_extract.rig_of(armature)
-        warnings.append(f"{len(names)} bone(s) turned to their joints' axes, since the animation scales them "
-                        f"non-uniformly (a bone pointing elsewhere cannot hold that scale; the rig's actions "
-                        f"follow): {', '.join(names[:8])}{' ...' if len(names) > 8 else ''}")
+    try:        # bones the animation needs otherwise (disconnected, turned to their joints' axes)
+        r = bone_axes.prepare(context, r, clips, warnings)
+    except Exception as err:
+        raise _fail(err, armature.name) from None
     wm = _progress(context)
     try:
         with Rollback(context, armature):
