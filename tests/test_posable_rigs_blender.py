@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import x_hard_rigs as hard
 from blender_checks import ext, imported, play, reference, verify
 from conftest import DATA, SAMPLES
 from x_rigs import chain_file
@@ -208,3 +207,30 @@ def test_bones_connect_where_they_touch_and_stay_within_the_model(bpy, path, kw)
         play(arm, clip.name)
         rep = verify(bpy, meshes, ref, clip, _frames(clip)[::3])
         assert rep.ok, (clip.name, rep.table())
+
+
+def test_rotation_keys_in_every_mode_are_the_same_rotations(bpy):
+    """rotation_modes.keys: each value, read back by Blender's own mathutils,
+    is the quaternion's rotation; along a smooth turn (through a gimbal
+    lock and past half a turn) consecutive keys stay close, so that
+    interpolation between them takes the short way."""
+    from mathutils import Euler, Quaternion, Vector
+
+    rm = ext("operators.rotation_modes")
+    axis = np.array([0.3, 0.2, 0.9]) / np.linalg.norm([0.3, 0.2, 0.9])
+    turn = np.linspace(0.0, 2.5 * np.pi, 400)
+    q = np.concatenate((np.cos(turn / 2)[:, None], np.sin(turn / 2)[:, None] * axis), axis=1)
+    q[::7] *= -1.0                                   # either sign of a quaternion is the same rotation
+    lock = Euler((0.4, np.pi / 2, -0.3), "XYZ").to_quaternion()
+    q = np.concatenate([q, np.array([tuple(lock)])])
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    for mode in MODES:
+        prop, vals = rm.keys(mode, q)
+        assert prop == ("rotation_axis_angle" if mode == "AXIS_ANGLE" else "rotation_euler")
+        for want, v in zip(q, vals):
+            got = (Quaternion(Vector(v[1:]), v[0]) if mode == "AXIS_ANGLE"
+                   else Euler(v.tolist(), mode).to_quaternion())
+            assert abs(abs(np.dot(tuple(got), want)) - 1.0) < 1e-6, (mode, v)
+        assert np.abs(np.diff(vals[:-1], axis=0)).max() < 0.2, mode
+        back = rm.quaternions(mode, vals)
+        assert np.minimum(np.abs(back - q).max(1), np.abs(back + q).max(1)).max() < 1e-9
