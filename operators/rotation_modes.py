@@ -31,12 +31,20 @@ def keys(mode: str, wxyz: np.ndarray) -> tuple[str, np.ndarray]:
     if mode == QUATERNION:
         return channel(mode), q
     if mode == AXIS_ANGLE:          # in float64 (mathutils' float32 acos loses small angles)
+        n = np.linalg.norm(q[:, 1:], axis=1)
+        valid = np.flatnonzero(n > 1e-12)
+        # a key without turn takes the axis of the nearest key that turns (the first one's before it)
+        at = valid[np.clip(np.searchsorted(valid, np.arange(len(q)), side="right") - 1, 0, None)] \
+            if len(valid) else np.zeros(len(q), dtype=np.int64)
+        if len(valid):
+            at[: valid[0]] = valid[0]
+        axes = q[at, 1:] / np.where(n[at] > 1e-12, n[at], 1.0)[:, None] if len(valid) else \
+            np.tile([0.0, 1.0, 0.0], (len(q), 1))
         out = np.empty((len(q), 4))
-        prev_axis, prev_angle = np.array([0.0, 1.0, 0.0]), 0.0
+        prev_axis, prev_angle = axes[0], 0.0
         for k, x in enumerate(q):
-            n = float(np.linalg.norm(x[1:]))
-            angle = 2.0 * np.arctan2(n, x[0])
-            a = x[1:] / n if n > 0 else prev_axis
+            a = axes[k]
+            angle = 2.0 * np.arctan2(float(x[1:] @ a), x[0])
             if a @ prev_axis < 0:        # the same rotation about the opposite axis
                 a, angle = -a, -angle
             angle += 2 * np.pi * np.round((prev_angle - angle) / (2 * np.pi))
