@@ -5,10 +5,12 @@
   without bones: the joints that skin or hold meshes, the animated ones and
   their ancestors, or every joint);
 * :func:`rest_matrices` — Blender bones are rigid and rebuilt from a
-  direction and a roll: the rest is the orthonormal part of the bind, the
-  rest of it is ``K`` (``core.rig.RestSplit``);
-* :func:`build_armature` — the armature object, its bones and the default
-  pose; :func:`build_empties` — the joints as empties when no bone is needed.
+  direction and a roll: the rest is the orthonormal part of the bind (its
+  non-uniform scale left to the pose), turned along the limb, the rest of
+  it is ``K`` (``core.rig.RestSplit``); mirrored rolls for left/right pairs;
+* :func:`build_armature` — the armature object, its bones (lengths along
+  the limbs, connected where they touch and stay so) and the default pose;
+  :func:`build_empties` — the joints as empties when no bone is needed.
 """
 from __future__ import annotations
 
@@ -81,13 +83,16 @@ def scale_on_axes(scene: Scene) -> np.ndarray:
 def rest_matrices(scene: Scene, bones: np.ndarray, parent: np.ndarray, rest_from: str,
                   direction: str = "FILE", size: float = 1.0, binds: np.ndarray | None = None):
     """(rigid rest matrices (B, 4, 4), bind matrices (B, 4, 4), kept (B,)
-    bool) for the bones' joints. The binds are the file's with non-uniform
-    scale taken out (``core.rig.armature_binds``: the pose holds it).
+    bool, the point each bone aims at (B, 3; NaN: none)) for the bones'
+    joints. The binds are the file's with non-uniform scale taken out
+    (``core.rig.armature_binds``: the pose holds it).
     ``direction`` "FILE" keeps the joints' axes; "CHILDREN" turns each bone
     about its head to point at its child; with several children, at the one
     that leads the largest sub-hierarchy (the chain: hips -> spine rather
-    than a thigh), several equal ones at their mean head; a leaf continues
-    its parent's direction. The turn keeps as much of the joint's twist as
+    than a thigh), or when several equal ones tie (two arms off a chest) at
+    the one child leading the next largest (the neck), else at their mean
+    head; a leaf continues its parent's direction; left/right pairs get
+    mirrored rolls (:func:`symmetric_rolls`). The turn keeps as much of the joint's twist as
     possible (``core.rig.aim_y``) and changes only how the bone looks and
     poses: ``K`` absorbs it, deformation and animation stay exact. Bones
     whose joint's scale is non-uniform (``kept``) keep the joint's axes
