@@ -198,23 +198,30 @@ def still_heads(scene: Scene, bones: np.ndarray, rest: rig.RestSplit, size: floa
     """(B,) bool: bones whose pose location stays zero (within 1e-6 of the
     model size) in the default pose and at every translation key of every
     clip: a connected bone ignores its pose location, so only these may be
-    connected. (A bone's pose location depends on its joint's translation
-    alone, linearly: the keys decide it.)"""
+    connected. Where the bone's head is its bind's (``K`` moves no point of
+    the joint's origin), its pose location is ``A t + a`` for its joint's
+    translation ``t`` (``A``: ``RestSplit.parent_bind_in_rest``), whatever
+    the rotation and scale: the keys decide it; a bone whose head is not its
+    bind's is still only if no clip moves its joint."""
     sk = scene.skeleton
     assert sk is not None
     tol = 1e-6 * size
     loc = rest.pose_basis(sk.world()[bones][None])[0][:, :3, 3]
     still = np.linalg.norm(loc, axis=1) <= tol
+    on_bind = np.abs(rest.rest_to_bind[:, :3, 3]).max(axis=1) <= 1e-9 * max(size, 1e-30)
+    a = rest.parent_bind_in_rest
+    slot = {int(j): i for i, j in enumerate(bones)}
     for clip in scene.clips:
         ch = clip.translation
-        moved = np.isin(bones, ch.targets)
-        if not (moved & still).any():
-            continue
-        times = np.unique(ch.times)
-        for lo in range(0, len(times), 256):
-            world = sk.world(clip.sample_local(sk.local, times[lo:lo + 256]))[:, bones]
-            loc = rest.pose_basis(world)[:, :, :3, 3]
-            still &= ~moved | (np.linalg.norm(loc, axis=2).max(axis=0) <= tol)
+        for k, j in enumerate(ch.targets.tolist()):
+            i = slot.get(int(j))
+            if i is None or not still[i]:
+                continue
+            if not on_bind[i]:
+                still[i] = False
+                continue
+            t = ch.values[ch.starts[k]:ch.starts[k + 1]]
+            still[i] = np.linalg.norm(t @ a[i, :3, :3].T + a[i, :3, 3], axis=1).max(initial=0.0) <= tol
     return still
 
 
