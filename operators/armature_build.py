@@ -198,17 +198,19 @@ def still_heads(scene: Scene, bones: np.ndarray, rest: rig.RestSplit, size: floa
     """(B,) bool: bones whose pose location stays zero (within 1e-6 of the
     model size) in the default pose and at every translation key of every
     clip: a connected bone ignores its pose location, so only these may be
-    connected. Where the bone's head is its bind's (``K`` moves no point of
-    the joint's origin), its pose location is ``A t + a`` for its joint's
-    translation ``t`` (``A``: ``RestSplit.parent_bind_in_rest``), whatever
-    the rotation and scale: the keys decide it; a bone whose head is not its
-    bind's is still only if no clip moves its joint."""
+    connected. Where the bone's head is its bind's (``K`` moves the joint's
+    origin by at most 1e-7 of the model size), its pose location is
+    ``A t + a`` for its joint's translation ``t`` (``A``:
+    ``RestSplit.parent_bind_in_rest``), whatever the rotation and scale: the
+    keys decide it; a bone whose head is not its bind's is still only if no
+    clip moves its joint."""
     sk = scene.skeleton
     assert sk is not None
     tol = 1e-6 * size
     loc = rest.pose_basis(sk.world()[bones][None])[0][:, :3, 3]
     still = np.linalg.norm(loc, axis=1) <= tol
-    on_bind = np.abs(rest.rest_to_bind[:, :3, 3]).max(axis=1) <= 1e-9 * max(size, 1e-30)
+    # (Blender's float32 rest puts a connected head within ~1e-7 of the model size of its bind's)
+    on_bind = np.abs(rest.rest_to_bind[:, :3, 3]).max(axis=1) <= 1e-7 * max(size, 1e-30)
     a = rest.parent_bind_in_rest
     slot = {int(j): i for i, j in enumerate(bones)}
     for clip in scene.clips:
