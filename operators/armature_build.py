@@ -286,12 +286,16 @@ def build_armature(context, built: Built, name: str, options: Options, size: flo
     for w, got in zip(wanted, names):
         if w != got:
             built.warnings.append(f"joint name {w!r} is a duplicate or too long: bone named {got!r}")
-    rest = np.array([np.array(arm.bones[n].matrix_local, dtype=np.float64) for n in names]).reshape(-1, 4, 4)
     # Blender's float32 bones degenerate at extreme sizes (a joint 1e20 away,
-    # where head and tail are one float): their rest must be a rotation, the
-    # one asked for, or nothing built on it is right
+    # where head and tail are one float; Blender 4.5 drops such a bone): each
+    # must exist with a rest that is a rotation, the one asked for, or
+    # nothing built on it is right
+    gone = [i for i, n in enumerate(names) if arm.bones.get(n) is None]
+    rest = np.array([np.array(arm.bones[n].matrix_local, dtype=np.float64) if arm.bones.get(n) is not None
+                     else np.zeros((4, 4)) for n in names]).reshape(-1, 4, 4)
     lost = np.flatnonzero(~(np.abs(np.linalg.det(rest[:, :3, :3]) - 1.0) < 1e-3)
                           | ~(np.abs(rest[:, :3, :3] - target[:, :3, :3]).max(axis=(1, 2)) < 1e-3))
+    lost = np.union1d(lost, np.array(gone, dtype=np.int64))
     if len(lost):
         i = int(lost[0])
         raise SceneError(f"joint {wanted[i]!r}: Blender cannot hold its bone (head at "
