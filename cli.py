@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .io import formats, options
+from .io import export_options, formats, options
 from .scene.axes import AXES
 
 
@@ -32,8 +32,11 @@ def _model_args(p) -> None:
                    help="a dominant animation layer, on top of the mergeable ones (repeatable)")
     p.add_argument("--weights", type=float, nargs="*", default=[], metavar="W",
                    help="one weight per mergeable animation (default 1 each)")
-    p.add_argument("--forward", default="-Z", choices=AXES, help="the file's forward axis (default -Z)")
-    p.add_argument("--up", default="Y", choices=AXES, help="the file's up axis (default Y)")
+    p.add_argument("--forward", choices=AXES,
+                   help="the file's forward axis (default -Z); with --up, they switch --manual-orientation on")
+    p.add_argument("--up", choices=AXES,
+                   help="the file's up axis (default Y; without it and --forward, formats that decide up from "
+                        "the file's data do so)")
     p.add_argument("--scale", type=float, default=1.0, help="scale applied to the model (default 1)")
     p.add_argument("--bone-direction", default="CHILDREN", choices=("FILE", "CHILDREN"),
                    help="CHILDREN (default): bones point along the limbs, at their children; "
@@ -43,8 +46,9 @@ def _model_args(p) -> None:
     keys.add_argument("--bake", action="store_true",
                       help="key every frame with the file's exact playback (the default)")
     keys.add_argument("--keys-only", action="store_true",
-                      help="key only the file's keys, which Blender interpolates a little differently "
-                           "between keys (verified against that interpolation)")
+                      help="key only the file's keys (RiTE: and every frame between keys Blender would "
+                           "interpolate differently: the same poses, verified against the runtime; DirectX: "
+                           "interpolated per component, verified against that)")
     options.add_flags(p.add_argument_group("format options (each applies to its format's files)"),
                       [(f.label, _union(f.import_options, f.anim_import_options)) for f in formats.FORMATS])
 
@@ -82,7 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="export a .blend's rig and meshes (format by the output's suffix)")
     p.add_argument("blend", help="the .blend file to read")
     p.add_argument("-o", "--output", required=True, help=f"the file to write ({_suffixes('model_suffixes')})")
-    p.add_argument("--animations", action="store_true", help="also export the rig's actions")
+    options.add_flags(p.add_argument_group("export options (every format)"),
+                      [("every format", export_options.OPTIONS)])
     options.add_flags(p.add_argument_group("format options (each applies to its format's files)"),
                       [(f.label, f.export_options) for f in formats.FORMATS])
     p.set_defaults(func=lambda a: _blender("cmd_export", a))

@@ -17,23 +17,28 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper, orientation_helper
 
 from ..io import formats
 from ..io.formats import FORMATS, Format
+from ..io.options import MANUAL_ORIENTATION
 
-REPORT_LIMIT = 8
 
+def report(op, summary: str, warnings) -> None:
+    """What an import or export tells the user: every warning (one per
+    cause) in the Info log, the notes that need no action on the console,
+    and last the summary, which Blender's status bar shows: it counts the
+    warnings and quotes the first (``pipeline.summary``)."""
+    from . import pipeline
 
-def report_warnings(op, warnings) -> None:
-    for w in warnings[:REPORT_LIMIT]:
+    for w in warnings:
         op.report({"WARNING"}, w)
-    if len(warnings) > REPORT_LIMIT:
-        op.report({"WARNING"}, f"... and {len(warnings) - REPORT_LIMIT} more warnings (see the console)")
-        for w in warnings[REPORT_LIMIT:]:
-            print("legacy_skin_io:", w)
+    pipeline.print_notes(warnings)
+    op.report({"INFO"}, summary)
 
 
 def exported(op, written: list[str], warnings) -> set[str]:
     """An export's report: its warnings, then the files written."""
-    report_warnings(op, warnings)
-    op.report({"INFO"}, "Exported " + ", ".join(os.path.basename(p) for p in written))
+    from . import pipeline
+
+    report(op, pipeline.summary("Exported " + ", ".join(os.path.basename(p) for p in written), warnings),
+           warnings)
     return {"FINISHED"}
 
 
@@ -43,8 +48,8 @@ def selected_paths(op) -> list[str]:
     return [op.filepath]
 
 
-def _axes(op, fmt: Format):
-    return fmt.axes(op.axis_forward, op.axis_up, op.global_scale)
+def _axes(op, fmt: Format, scale: float | None = None):
+    return fmt.axes(op.axis_forward, op.axis_up, op.global_scale if scale is None else scale)
 
 
 def _format_values(op) -> dict:
@@ -71,7 +76,11 @@ def draw_sections(op, sections) -> None:
             row = col
             if name.startswith("*"):
                 row = col.column()
-                row.enabled = switch is None or bool(getattr(op, switch))
+                if switch is not None and switch.startswith("!"):       # enabled while the switch is off
+                    row.enabled = not bool(getattr(op, switch[1:], False))
+                else:
+                    # a switch the format does not offer (its option spec) leaves the names enabled
+                    row.enabled = switch is None or bool(getattr(op, switch, True))
                 name = name[1:]
             row.prop(op, name)
 
@@ -79,15 +88,22 @@ def draw_sections(op, sections) -> None:
 def with_format_options(sections, specs, fmt: Format) -> tuple:
     """``sections`` with the format's own options (``specs``) added to the
     section their ``panel`` names (enabled by its switch, if it has one);
-    options of another panel get a section of their own."""
+    options of another panel get a section of their own. An option that is
+    a section's switch (Manual Orientation) goes before the names it
+    enables."""
     out = [(title, list(names), switch, closed) for title, names, switch, closed in sections]
+    switches = {switch for _, _, switch, _ in out}
     for spec in specs:
         title = spec.panel or fmt.label
         sec = next((s for s in out if s[0].lower() == title.lower()), None)
         if sec is None:
             sec = (title, [], None, False)
             out.append(sec)
-        sec[1].append(("*" if sec[2] else "") + spec.id)
+        names = sec[1]
+        if spec.id in switches:
+            names.insert(next((i for i, n in enumerate(names) if n.startswith("*")), len(names)), spec.id)
+        else:
+            names.append(("*" if sec[2] else "") + spec.id)
     return tuple((title, tuple(names), switch, closed) for title, names, switch, closed in out)
 
 
@@ -104,8 +120,12 @@ class _FileImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # th
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
     bake: BoolProperty(name="Key Every Frame", default=True,
-                       description="Key every frame with the file's exact playback (off: only the file's "
-                                   "keys, which Blender interpolates a little differently between keys)")
+                       description="Key the file's exact playback wherever Blender's interpolation would miss it "
+                                   "at a frame. Off: the file's keys; RiTE also keys every frame between keys "
+                                   "Blender would interpolate differently (more than 36 degrees apart, or through "
+                                   "the loop's wrap): the same poses at every frame. DirectX keeps only its keys: "
+                                   "Blender interpolates them component by component where DirectX turns at a "
+                                   "constant speed, up to 0.03 degrees off between keys 30 degrees apart, 0.9 at 90")
     set_frame_range: BoolProperty(name="Set Frame Range", default=True,
                                   description="Set the scene's start and end frames to the animations'")
 
@@ -141,7 +161,7 @@ class _ModelImport(_FileImport):
     pack_images: BoolProperty(name="Pack Images", default=False,
                               description="Pack the textures found into the .blend file")
 
-    SECTIONS = (("Transform", ("global_scale", "axis_forward", "axis_up"), None, False),
+    SECTIONS = (("Transform", ("global_scale", "*axis_forward", "*axis_up"), MANUAL_ORIENTATION.id, False),
                 ("Armature", ("bone_direction", "every_joint_bone", "rest_from"), None, False),
                 ("Animation", ("import_animations", "*bake", "*set_frame_range"), "import_animations", False),
                 ("Include", ("pack_images",), None, True))
@@ -164,10 +184,9 @@ class _ModelImport(_FileImport):
             if r.error:
                 self.report({"ERROR"} if not ok else {"WARNING"}, r.error)
         for r in ok:
-            report_warnings(self, r.warnings)
-            b = r.built
-            self.report({"INFO"}, f"Imported {os.path.basename(r.path)}: {len(b.meshes)} mesh(es), "
-                                  f"{len(b.bones)} bones, {len(b.actions)} action(s)")
+            assert r.built is not None
+            report(self, pipeline.imported_summary(r.path, r.built, r.warnings, pipeline.scene_fps(context)),
+                   r.warnings)
         return {"FINISHED"} if ok else {"CANCELLED"}
 
 
@@ -183,6 +202,14 @@ class _AnimImport(_FileImport):
     weight: FloatProperty(name="Weight", default=1.0, min=0.0, max=1.0,
                           description="Weight of a mergeable animation in the mix")
 
+    SECTIONS = (("Animation", ("mode", "weight", "bake", "set_frame_range"), None, False),)
+
+    def draw(self, context):
+        # the weight applies to mergeable layers only
+        sections = tuple((title, tuple(n for n in names if n.lstrip("*") != "weight" or self.mode == "MERGEABLE"),
+                          switch, closed) for title, names, switch, closed in self.SECTIONS)
+        draw_sections(self, sections)
+
     def execute(self, context):
         from . import pipeline
 
@@ -195,9 +222,7 @@ class _AnimImport(_FileImport):
         except pipeline.IOFailed as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
-        report_warnings(self, built.warnings)
-        self.report({"INFO"}, f"Imported {len(built.actions)} animation(s): "
-                              + ", ".join(a.name for a, _, _ in built.actions))
+        report(self, pipeline.animations_summary(built, built.warnings, pipeline.scene_fps(context)), built.warnings)
         return {"FINISHED"}
 
 
@@ -229,18 +254,15 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
     use_stored_axes: BoolProperty(
         name="Axes as Imported", default=True,
         description="A rig imported from this format is written back with the axes and scale it was "
-                    "imported with (off: the Forward/Up/Scale below)")
+                    "imported with, any other rig with the format's own (off: the Forward, Up and Scale below)")
     global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6,
-                                description="The scale the importer would apply (the export divides by it)")
-    apply_modifiers: BoolProperty(name="Apply Modifiers", default=False,
-                                  description="Apply modifiers other than the Armature modifier")
-    export_animations: BoolProperty(name="Animations", default=True,
-                                    description="Export the armature's actions")
+                                description="Multiply the scene's sizes by this in the file")
 
-    SECTIONS = (("Include", ("use_selection", "use_visible", "use_active_collection", "apply_modifiers"),
-                 None, False),
-                ("Transform", ("use_stored_axes", "global_scale", "axis_forward", "axis_up"), None, False),
-                ("Animation", ("export_animations",), "export_animations", False))
+    SECTIONS = (("Include", ("use_selection", "use_visible", "use_active_collection", "apply_modifiers",
+                             "path_mode"), None, False),
+                ("Transform", ("use_stored_axes", "*global_scale", "*axis_forward", "*axis_up"), "!use_stored_axes",
+                 False),
+                ("Animation", ("export_animations", "*actions", "*bake"), "export_animations", False))
 
     def draw(self, context):
         draw_sections(self, self.SECTIONS)
@@ -249,15 +271,15 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
         from . import pipeline
 
         fmt = self.format
-        axes = None if self.use_stored_axes else _axes(self, fmt)
+        # the file's size is the scene's times Scale (as Blender's FBX exporter scales)
+        axes = None if self.use_stored_axes else _axes(self, fmt, 1.0 / self.global_scale)
         try:
             objs = pipeline.export_objects(context, use_selection=self.use_selection, use_visible=self.use_visible,
                                            use_active_collection=self.use_active_collection,
                                            collection=self.collection)
             path = self.filepath  # type: ignore[attr-defined]  # ExportHelper's property
-            written, warnings = pipeline.save(
-                context, fmt, path, objects=objs, axes=axes, apply_modifiers=self.apply_modifiers,
-                animations=self.export_animations, **_format_values(self))
+            written, warnings = pipeline.save(context, fmt, path, objects=objs, axes=axes,
+                                              **pipeline.shared_values(self), **_format_values(self))
         except pipeline.IOFailed as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
@@ -265,14 +287,25 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
 
 
 class _AnimExport(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the stubs' invoke/check signatures differ
+    """The active armature's action (or, animated by NLA tracks only, the
+    selected tracks', else the unmuted ones', one file each)."""
+
     format: Format
+    bake: BoolProperty(name="Bake Pose", default=True,
+                       description="Write what Blender shows (the evaluated pose: constraints, drivers, any "
+                                   "rotation mode); off: the F-curves only")
+    SECTIONS = (("Animation", ("bake",), None, False),)
+
+    def draw(self, context):
+        draw_sections(self, self.SECTIONS)
+
     def execute(self, context):
         from . import pipeline
 
         try:
             path = self.filepath  # type: ignore[attr-defined]  # ExportHelper's property
             written, warnings = pipeline.save_animation(context, self.format, path,
-                                                        armature=find_armature(context))
+                                                        armature=find_armature(context), bake=self.bake)
         except pipeline.IOFailed as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
@@ -331,6 +364,17 @@ def _operator(base, fmt: Format, idname: str, label: str, doc: str, suffixes: tu
     if hasattr(base, "SECTIONS"):
         attrs["SECTIONS"] = with_format_options(base.SECTIONS, specs, fmt)
     return type(f"{kind.upper()}_OT_{fmt.id}", (base,), attrs)
+
+
+def _shared_export_props() -> None:
+    """The export options every format shares (``io.export_options``) on the export operator."""
+    from ..io import export_options
+
+    for spec in export_options.OPTIONS:
+        _Export.__annotations__[spec.id] = _prop(spec)
+
+
+_shared_export_props()
 
 
 def classes_for(fmt: Format) -> list:

@@ -12,17 +12,18 @@ untouched (the writers write a temporary file and rename it).
 """
 from __future__ import annotations
 
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.skeleton import SkeletonError
-from ..io.errors import FormatError, Warnings
+from ..io.errors import FormatError, Warnings, note
 from ..io.formats import Format, UnknownFormat
 from ..scene import AxisConversion, SceneError
 from ..scene.validate import validate
-from . import anim_extract, armature_extract, bone_axes, builder, extractor, own_binds
+from . import anim_build, anim_extract, armature_extract, bone_axes, builder, extractor, metadata, own_binds
 from .extractor import ExtractError
 from .rollback import Rollback
 
@@ -66,7 +67,7 @@ def _fail(err: Exception, path) -> IOFailed:
                     f"(the traceback is in the console)")
 
 
-def _fps(context) -> float:
+def scene_fps(context) -> float:
     return context.scene.render.fps / context.scene.render.fps_base
 
 
@@ -88,8 +89,9 @@ def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None 
         raise _fail(err, first) from None
     if not scene.meshes and scene.skeleton is None:
         raise IOFailed(f"{Path(first).name}: no mesh and no skeleton to import")
+    orientation_note(scene, warnings)
     try:
-        warnings.extend(validate(scene, _fps(context)))
+        warnings.extend(validate(scene, scene_fps(context)))
     except Exception as err:
         raise _fail(err, first) from None
     wm = _progress(context)
@@ -104,8 +106,95 @@ def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None 
         if wm:
             wm.progress_end()
     warnings.extend(built.warnings)
+    time_base_note(built, context, warnings)
+    if built.self_check is not None and built.self_check.error > SELF_CHECK * built.self_check.size:
+        c = built.self_check
+        warnings.append(f"self-check: Blender shows mesh {c.mesh!r} up to {c.error / c.size:.1e} of the model "
+                        f"size away from the file's default pose (more than {SELF_CHECK:g}); please report it "
+                        f"with the file")
     built.warnings = warnings
     return built
+
+
+#: the self-check's tolerance, relative to the model size (as ``verify``'s)
+SELF_CHECK = 1e-5
+
+
+def orientation_note(scene, warnings) -> None:
+    """How up was decided (console only): the evidence, and the manual
+    Forward/Up that give the same."""
+    o = scene.source.orientation
+    if o is not None and o.automatic:
+        note(warnings, o.note())
+
+
+def time_base_note(built, context, warnings) -> None:
+    """Which time base the clips' keys were read with, and why (console
+    only: the summary names the time base and the length)."""
+    said = anim_build.time_base_note([c for _, _, c in built.actions], scene_fps(context))
+    if said:
+        note(warnings, said)
+
+
+def print_notes(warnings) -> None:
+    """The notes of ``warnings`` (findings that need no action) on the console."""
+    for n in getattr(warnings, "notes", ()):
+        print("legacy_skin_io: note:", n)
+
+
+def _count(n: int, one: str, many: str = "") -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def summary(head: str, warnings, details: list[str] | None = None) -> str:
+    """The one line the user sees (Blender's status bar, the command
+    line's last line): ``head``, ``details`` in parentheses, and the
+    number of warnings with the first one."""
+    line = head + (f" ({', '.join(details)})" if details else "")
+    n = len(warnings)
+    if n == 1:
+        line += f"; 1 warning: {warnings[0]}"
+    elif n:
+        line += f"; {n} warnings, the first: {warnings[0]}"
+    return line
+
+
+def _time_bases(clips, fps: float) -> list[str]:
+    """The time base(s) the clips' keys were read with and the longest
+    clip's length in frames, for a summary."""
+    if not clips:
+        return []
+    rates = sorted({c.ticks_per_second for c in clips if c.ticks_per_second is not None})
+    out = [f"{r:g} ticks/s" for r in rates]
+    if any(c.ticks_per_second is None and c.extras.get("time_base") for c in clips):
+        out.append("one tick per frame")
+    longest = max(f1 - f0 for f0, f1 in (c.frame_range(fps) for c in clips))
+    out.append(f"{'longest ' if len(clips) > 1 else ''}{longest:.4g} frames")
+    return out
+
+
+def imported_summary(path: str, built: builder.Built, warnings, fps: float = 24.0) -> str:
+    """E.g. "Imported tiny_4anim.x: 1 mesh, 35 bones, 4 actions (Z up, 4800
+    ticks/s, longest 317.6 frames); 1 warning: ..."."""
+    parts = [_count(len(built.meshes), "mesh", "meshes")]
+    if len(built.bones):
+        parts.append(_count(len(built.bones), "bone"))
+    if built.empties:
+        parts.append(_count(len(built.empties), "empty", "empties"))
+    if built.actions:
+        parts.append(_count(len(built.actions), "action"))
+    o = built.scene.source.orientation
+    details = [o.phrase()] if o is not None else []
+    details += _time_bases([c for _, _, c in built.actions], fps)
+    return summary(f"Imported {Path(path).name}: {', '.join(parts)}", warnings, details)
+
+
+def animations_summary(built: builder.Built, warnings, fps: float = 24.0) -> str:
+    """E.g. "Imported 2 animations onto tiny_rig: Walk, Jog (4800 ticks/s, longest 40 frames)"."""
+    names = [a.name for a, _, _ in built.actions]
+    head = f"Imported {_count(len(names), 'animation')} onto {built.armature.name}: {', '.join(names[:8])}"
+    return summary(head + (" ..." if len(names) > 8 else ""), warnings,
+                   _time_bases([c for _, _, c in built.actions], fps))
 
 
 def load_many(context, fmt: Format, paths: list[str], **kw) -> list[Imported]:
@@ -150,15 +239,11 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
             raise _fail(err, p) from None
     try:
         r.scene.clips = clips
-        validate(r.scene, _fps(context), bones=len(r.bones))
+        validate(r.scene, scene_fps(context), bones=len(r.bones))
     except Exception as err:
         raise _fail(err, paths[0]) from None
     finally:
         r.scene.clips = []
-    if not bake:
-        for c in clips:
-            c.sampler = None
-            c.rotation_mode = "nlerp"
     try:        # bones the animation needs otherwise (disconnected, turned to their joints' axes)
         r = bone_axes.prepare(context, r, clips, warnings)
     except Exception as err:
@@ -174,6 +259,7 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
         if wm:
             wm.progress_end()
     warnings.extend(built.warnings)
+    time_base_note(built, context, warnings)
     built.warnings = warnings
     return built
 
@@ -217,11 +303,27 @@ def choose_armature(objs: list, context):
     raise IOFailed("several armatures: select the one to export (or export the selection)")
 
 
+def shared_values(source) -> dict:
+    """The values of the export options every format shares
+    (``io.export_options``) on an operator or parsed arguments (missing or
+    None: the option's default)."""
+    from ..io import export_options
+
+    out = {}
+    for spec in export_options.OPTIONS:
+        v = getattr(source, spec.id, None)
+        out[spec.id] = spec.default if v is None else v
+    return out
+
+
 def save(context, target: Format, path: str, *, objects=None, axes: AxisConversion | None = None,
-         apply_modifiers: bool = False, animations: bool = True,
-         **writer_options) -> tuple[list[str], list[str]]:
+         apply_modifiers: bool = True, export_animations: bool = True, actions: str = "OWNED", bake: bool = True,
+         path_mode: str = "AUTO", **writer_options) -> tuple[list[str], list[str]]:
     """Export ``objects`` (default: the view layer's) as ``target``'s
-    format. Returns (written paths, warnings)."""
+    format (the shared options: ``io.export_options``). Returns (written
+    paths, warnings)."""
+    from ..io import export_options
+
     warnings = Warnings()
     objs = list(context.view_layer.objects) if objects is None else list(objects)
     arm = choose_armature(objs, context)
@@ -233,10 +335,12 @@ def save(context, target: Format, path: str, *, objects=None, axes: AxisConversi
                 meshes.append(o)
     try:
         scene = extractor.scene_of(context, armature=arm, objects=meshes, apply_modifiers=apply_modifiers,
-                                   animations=animations, warnings=warnings)
-        validate(scene, _fps(context))
-        fps = _fps(context)
+                                   animations=export_animations, actions=actions, bake=bake, warnings=warnings)
+        validate(scene, scene_fps(context))
+        copies = export_options.texture_paths(scene, path_mode, path, warnings=warnings)
+        fps = scene_fps(context)
         written = target.write_scene(scene, path, warnings=warnings, axes=axes, fps=fps, **writer_options)
+        export_options.copy_textures(copies, warnings)
     except ExtractError as err:
         raise IOFailed(str(err)) from None
     except Exception as err:
@@ -244,28 +348,63 @@ def save(context, target: Format, path: str, *, objects=None, axes: AxisConversi
     return written, warnings
 
 
-def save_animation(context, fmt: Format, path: str, *, armature, action=None,
+def _file_part(name: str) -> str:
+    """A name usable in a file name on every system."""
+    out = re.sub(r'[\\/:*?"<>|\x00-\x1f]+', "_", name).strip(" .")
+    return out or "action"
+
+
+def chosen_actions(armature) -> list[tuple]:
+    """The (action, slot) pairs an animation export writes: the active
+    action; else the actions of the selected NLA tracks; else of the
+    unmuted ones; else of all of them (never a layer stack's mix base or
+    signed copies, ``anim_layers``)."""
+    ad = armature.animation_data
+    if ad is None:
+        return []
+    if ad.action is not None:
+        return [(ad.action, getattr(ad, "action_slot", None))]
+    tracks = list(ad.nla_tracks)
+    for pick in ([t for t in tracks if t.select], [t for t in tracks if not t.mute], tracks):
+        out: list[tuple] = []
+        for t in pick:
+            for st in t.strips:
+                if (st.action is not None and st.action not in [a for a, _ in out]
+                        and metadata.load(st.action, metadata.MIX_KEY) is None):   # not a layer stack's own
+                    out.append((st.action, getattr(st, "action_slot", None)))
+        if out:
+            return out
+    return []
+
+
+def save_animation(context, fmt: Format, path: str, *, armature, action=None, bake: bool = True,
                    axes: AxisConversion | None = None) -> tuple[list[str], list[str]]:
-    """The armature's active action (or ``action``) as one animation file of ``fmt``."""
+    """The armature's active action (or ``action``) as one animation file of
+    ``fmt``; a rig animated by NLA tracks only: the chosen tracks'
+    (:func:`chosen_actions`), one file each (``<stem>_<action>`` beside
+    ``path`` when there are several)."""
     if armature is None:
         raise IOFailed("select the armature whose action to export")
-    ad = armature.animation_data
-    action = action or (ad.action if ad else None)
-    if action is None and ad is not None and len(ad.nla_tracks) == 1 and len(ad.nla_tracks[0].strips):
-        action = ad.nla_tracks[0].strips[0].action      # a single layer: that is the animation
-    if action is None:
-        raise IOFailed(f"{armature.name} has no active action to export (make the action to export active)")
+    pairs = [(action, None)] if action is not None else chosen_actions(armature)
+    if not pairs:
+        raise IOFailed(f"{armature.name} has no action and no NLA track to export (make the action to export "
+                       f"active)")
     warnings = Warnings()
     context.view_layer.update()
+    written: list[str] = []
+    target = Path(path)
     try:
         r = armature_extract.rig_of(armature)
-        clip = anim_extract.clip_of(action, r, _fps(context), warnings)
-        if clip is not None:
+        fps = scene_fps(context)
+        for act, slot in pairs:
+            clip = anim_extract.clip_of(context, act, r, fps, warnings, slot=slot, bake=bake)
+            if clip is None:
+                raise IOFailed(f"{act.name} animates no bone of {armature.name}")
             r.scene.clips = [clip]
-            validate(r.scene, _fps(context))
-        if clip is None:
-            raise IOFailed(f"{action.name} animates no bone of {armature.name}")
-        written = fmt.write_animation(r.scene, clip, path, warnings=warnings, fps=_fps(context), axes=axes)
+            validate(r.scene, fps)
+            out = target if len(pairs) == 1 else target.with_name(f"{target.stem}_{_file_part(act.name)}"
+                                                                  f"{target.suffix}")
+            written += fmt.write_animation(r.scene, clip, str(out), warnings=warnings, fps=fps, axes=axes)
     except Exception as err:
         raise _fail(err, path) from None
     return written, warnings

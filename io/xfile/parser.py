@@ -9,13 +9,14 @@ hostile file may make the parser build is bounded by :mod:`.limits`.
 """
 from __future__ import annotations
 
+from ..errors import note
 from . import limits
 from .anim_templates import AnimationTemplates
 from .key_tables import KeyTables
 from .mesh_templates import MeshTemplates
 from .model import XFile, XFrame, XMaterial, XMesh
 from .objects import _label, _Ref
-from .tokens import EOF, NAME, OPEN, TokenStream
+from .tokens import CLOSE, EOF, NAME, OPEN, TokenStream
 
 
 class Parser(MeshTemplates, AnimationTemplates):
@@ -33,6 +34,7 @@ class Parser(MeshTemplates, AnimationTemplates):
         self.frame_refs: list[tuple[XFrame, _Ref]] = []
         self.in_animation = 0  # > 0 while parsing a Frame object inside an Animation
         self.key_tables = KeyTables()
+        self.extra_braces: list[str] = []  # where each '}' closing nothing at the top level lies
 
     # ------------------------------------------------------------------
     # the file
@@ -46,11 +48,12 @@ class Parser(MeshTemplates, AnimationTemplates):
         self.check_keys()
         self.resolve(top_frames)
         for ident, count in sorted(self.unknown.items()):
-            self.warn(f"skipped {count} unknown '{ident}' object(s)")
+            if ident in self.declared or ident in limits.UNUSED_TEMPLATES:   # known, nothing to import
+                note(self.xf.warnings, f"skipped {count} '{ident}' object(s) (nothing in them is imported)")
+            else:
+                self.warn(f"skipped {count} unknown '{ident}' object(s)")
         for what, count in sorted(self.strays.items()):
             self.warn(f"{what}: ignored {count} unexpected value token(s)")
-        if self.suppressed:
-            self.xf.warnings.append(f"... and {self.suppressed} more warning(s)")
         return self.xf
 
     def objects_at_top(self, top_frames: list[XFrame]) -> None:
@@ -69,7 +72,7 @@ class Parser(MeshTemplates, AnimationTemplates):
                 elif ident == "Mesh":
                     self.xf.meshes.append(self.mesh())
                 elif ident == "Material":
-                    self.material()
+                    self.loose_material("top level")
                 elif ident == "AnimTicksPerSecond":
                     self.ticks(mark)
                 elif ident == "AnimationSet":
@@ -79,8 +82,16 @@ class Parser(MeshTemplates, AnimationTemplates):
             elif k == OPEN:
                 ref = self.reference()
                 self.warn(f"top-level reference {{ {ref.name} }} ignored")
+            elif k == CLOSE:
+                # one '}' too many (assimp and Irrlicht read past it): nothing is open to close
+                where = ", ".join(f"{key} {value}" for key, value in t.position().items())
+                self.extra_braces.append(where + t.where_note)
+                t.advance()
             else:
                 raise t.error(f"unexpected {t.describe()} at top level")
+        if self.extra_braces:
+            more = f" (and {len(self.extra_braces) - 1} more)" if len(self.extra_braces) > 1 else ""
+            self.warn(f"{self.extra_braces[0]}: a '}}' that closes nothing, ignored{more}")
 
     # ------------------------------------------------------------------
     # frames
@@ -113,6 +124,8 @@ class Parser(MeshTemplates, AnimationTemplates):
                 self.parents[id(child)] = (frame, self.frame_marks[id(child)], False)
             elif ident == "Mesh":
                 frame.meshes.append(self.mesh())
+            elif ident == "Material":     # (Blitz3D): found by name wherever it is declared
+                self.loose_material(what)
             else:
                 self.unknown_object(ident)
         self.depth -= 1
