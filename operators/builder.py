@@ -68,14 +68,15 @@ def build(context, scene: Scene, options: Options | None = None, progress=None) 
     size = oracle.size(scene)
     sk = scene.skeleton
     default_world = sk.world() if sk is not None else None
-    if sk is not None and len(sk) and armature_build.bone_joints(scene, options.every_joint_bone).any():
+    has_bones = sk is not None and len(sk) and armature_build.bone_joints(scene, options.every_joint_bone).any()
+    if has_bones and default_world is not None:
         armature_build.build_armature(context, built, f"{scene.name}_rig" if scene.meshes else scene.name,
-                                      options, size)
+                                      options, size, mesh_build.skin_binds(scene, default_world))
     elif sk is not None and len(sk):
         armature_build.build_empties(context, built, size)
     if progress:
         progress(1)
-    mesh_build.build_meshes(context, built, options.pack_images, default_world)
+    mesh_build.build_meshes(context, built, options.pack_images, default_world, size)
     if options.self_check and built.meshes:     # the default pose, before any action moves it
         built.self_check = selfcheck.run(context, scene, built.meshes, size)
     if progress:

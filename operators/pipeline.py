@@ -23,7 +23,7 @@ from ..io.errors import FormatError, Warnings, note
 from ..io.formats import Format, UnknownFormat
 from ..scene import AxisConversion, SceneError
 from ..scene.validate import validate
-from . import anim_build, anim_extract, armature_extract, builder, extractor, metadata
+from . import anim_build, anim_extract, armature_extract, bone_axes, builder, extractor, metadata, own_binds
 from .extractor import ExtractError
 from .rollback import Rollback
 
@@ -244,6 +244,10 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
         raise _fail(err, paths[0]) from None
     finally:
         r.scene.clips = []
+    try:        # bones the animation needs otherwise (disconnected, turned to their joints' axes)
+        r = bone_axes.prepare(context, r, clips, warnings)
+    except Exception as err:
+        raise _fail(err, armature.name) from None
     wm = _progress(context)
     try:
         with Rollback(context, armature):
@@ -285,7 +289,8 @@ def export_objects(context, *, use_selection=False, use_visible=False, use_activ
 
 
 def choose_armature(objs: list, context):
-    arms = [o for o in objs if o.type == "ARMATURE"]
+    # a mesh's own binds (operators.own_binds) are part of the rig they follow
+    arms = [o for o in objs if o.type == "ARMATURE" and not own_binds.follows(o, o.parent)]
     if len(arms) == 1:
         return arms[0]
     if not arms:

@@ -193,12 +193,9 @@ class _Reader:
             except np.linalg.LinAlgError:
                 raise FormatError(f"mesh {name!r}: SkinWeights {sw.frame_name!r}: matrixOffset is singular",
                                   path=self.path) from None
-            if not sk.has_bind[j]:
+            if not sk.has_bind[j]:      # another mesh may bind it differently: each mesh keeps its offsets
                 sk.bind[j] = b
                 sk.has_bind[j] = True
-            else:
-                spread = float(np.abs(sk.bind[j] - b).max())
-                self._spread[j] = max(self._spread.get(j, 0.0), spread)
             offs[j] = off
             vs.append(np.asarray(sw.vertex_indices, dtype=np.int64))
             js.append(np.full(len(sw.vertex_indices), j, dtype=np.int64))
@@ -256,7 +253,6 @@ class _Reader:
 
     def scene(self, name: str) -> Scene:
         sk = self.skeleton()
-        self._spread: dict[int, float] = {}
         by_name: dict[str, int] = {}
         world = None
         placed = self.placed()
@@ -280,11 +276,6 @@ class _Reader:
         clips = []
         if sk is not None:
             rig.resolve_binds(sk.parents, sk.order, sk.local, world, sk.bind)
-            size = _size_hint(meshes, world)
-            bad = [j for j, d in self._spread.items() if d > 1e-5 * size]
-            if bad:
-                self.warnings.append(f"{len(bad)} frame(s) have different bind poses in different meshes "
-                                     f"(first: {sk.names[bad[0]]!r}); the first mesh's is used")
             clips = [self.clip(s, i, sk, by_name) for i, s in enumerate(self.xf.animation_sets)]
         return Scene(name, sk, meshes, self.materials, clips, Source(FORMAT, self.path, self.axes))
 
@@ -294,7 +285,6 @@ class _Reader:
         positions, frame and skin (no faces, normals, UVs or materials), and
         the frames each AnimationSet animates (no keys)."""
         sk = self.skeleton()
-        self._spread = {}
         by_name = self.by_name() if sk is not None else {}
         world = sk.world() if sk is not None else None
         empty = np.zeros(0, dtype=np.int64)
@@ -387,16 +377,6 @@ def _put(track, j: int, times: np.ndarray, values: np.ndarray) -> None:
     targets.append(j)
     ts.append(times)
     vs.append(values)
-
-
-def _size_hint(meshes: list[Mesh], world: np.ndarray) -> float:
-    pts = [m.positions for m in meshes if len(m.positions)]
-    if not pts:
-        pts = [world[:, :3, 3]] if len(world) else []
-    if not pts:
-        return 1.0
-    p = np.concatenate(pts)
-    return float(np.linalg.norm(p.max(0) - p.min(0))) or 1.0
 
 
 def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | AutoAxes | None = None,
