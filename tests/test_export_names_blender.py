@@ -10,10 +10,10 @@ import export_checks as rig
 import numpy as np
 import pytest
 
-# bone names (the rig's CHAIN + Arm renamed): text .X holds the first two as they are; 頭's UTF-8
-# holds the byte 0xA0, which this project's text reader takes for whitespace (io/xfile/text_scan.py)
+# bone names (the rig's CHAIN + Arm renamed): text .X holds the first three as they are (頭's UTF-8
+# holds the byte 0xA0, which is no whitespace to a reader: regression of the text reader)
 NAMES = {"Bone.0": "Rücken", "Bone.1": "Шея", "Bone.2": "骨頭", "Bone.3": 'a"]b', "Arm": "two\twords"}
-TEXT_HOLDS = {"Rücken", "Шея"}
+TEXT_HOLDS = {"Rücken", "Шея", "骨頭"}
 
 
 def _renamed_rig(bpy):
@@ -42,7 +42,7 @@ def test_x_names_survive_or_are_reported(bpy, tmp_path, capfd, storage):
     else:
         renamed = [w for w in said if "joint name(s) written differently" in w]
         assert len(renamed) == 1 and "'a\"]b' -> 'a_]b'" in renamed[0] and "'two\\twords'" in renamed[0], said
-        assert "'骨頭' -> '骨_'" in renamed[0], said
+        assert "骨頭" not in renamed[0], said
         assert [w for w in said if "animation name(s) written differently" in w], said
     if ar.available():
         sc = ar.assimp_scene(out, tmp_path)     # assimp refuses repeated bone names

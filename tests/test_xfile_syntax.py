@@ -115,6 +115,15 @@ def test_known_templates_are_notes_and_unknown_ones_warnings():
         assert f"skipped {count} '{ident}' object(s) (nothing in them is imported)" in notes, notes
 
 
+def test_utf8_names_are_words():
+    """Bytes 0x85 and 0xA0 are parts of UTF-8 characters ('Å' is C3 85, 'à'
+    C3 A0, '頭' E9 A0 AD), not whitespace: such names are read whole."""
+    names = ["Å", "à", "頭", "Rücken"]
+    body = "".join(f"Frame {n} {{ FrameTransformMatrix {{ 1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1;; }} }}\n" for n in names)
+    xf = read_xfile_bytes(("xof 0303txt 0032\n" + body).encode("utf-8"), "utf8.x")
+    assert [f.name for f in xf.frames] == names and not list(xf.warnings)
+
+
 def test_quirky_text_survives_all_formats():
     xf = read_xfile_bytes(QUIRKY)
     for storage in ("text", "binary", "text_compressed", "binary_compressed"):

@@ -19,12 +19,7 @@ _BREAKS = set(';,{}()"<>#/')
 
 
 def _word_safe(ch: str) -> bool:
-    if ch in _BREAKS or ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F or not ch.isprintable():
-        return False
-    # a byte 0x85 or 0xA0 inside the UTF-8 of a character reads as whitespace
-    # to a reader that takes bytes as Latin-1 (this project's text reader does)
-    raw = ch.encode("utf-8", "surrogatepass")
-    return len(raw) == 1 or (b"\x85" not in raw and b"\xa0" not in raw)
+    return not (ch in _BREAKS or ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F or not ch.isprintable())
 
 
 def text_identifier(name: str) -> str:

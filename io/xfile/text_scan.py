@@ -36,7 +36,9 @@ OTHER = 0x80
 SEP, OPEN, CLOSE, STRING, GUID, MAYBE = 0xC0, 0xC1, 0xC2, 0xC3, 0xC4, 0xC5
 _CODES = bytearray(CODES)
 for _c in range(256):
-    if chr(_c).isspace() or chr(_c) in ";,":  # what str.split() splits on, and the separators
+    # what bytes.split() splits on (ASCII whitespace only: 0x85 and 0xA0 are bytes of
+    # UTF-8 names such as 'à' or '頭', not spaces) and the separators
+    if bytes([_c]).isspace() or chr(_c) in ";,":
         _CODES[_c] = SEP
 _CODES[ord("{")], _CODES[ord("}")] = OPEN, CLOSE
 _CODES[ord('"')], _CODES[ord("<")] = STRING, GUID
