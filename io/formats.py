@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .options import Option, check
+from .paths import check_input, check_target, is_regular
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ class Format:
     def read_scene(self, paths, *, axes=None, warnings=None, **options):
         paths = [str(p) for p in paths]
         options = check(self.import_options, options, f"{self.label} import", paths[0] if paths else None)
+        _inputs(paths)
         return self.adapter.read_scene(paths, axes=axes, warnings=warnings, **options)
 
     def read_clips(self, skeleton, axes, paths, *, layer: str = "ACTION", weight: float = 1.0, warnings=None,
@@ -116,15 +118,25 @@ class Format:
         paths = [str(p) for p in paths]
         options = check(self.anim_import_options, options, f"{self.anim_label or self.label} import",
                         paths[0] if paths else None)
+        _inputs(paths)
         return self.adapter.read_clips(skeleton, axes, paths, layer=layer, weight=weight, warnings=warnings,
                                        **options)
 
     def write_scene(self, scene, path, *, warnings=None, axes=None, fps: float = 24.0, **options) -> list[str]:
         options = check(self.export_options, options, f"{self.label} export", path)
+        check_target(path)
         return self.adapter.write_scene(scene, path, warnings=warnings, axes=axes, fps=fps, **options)
 
     def write_animation(self, scene, clip, path, *, warnings=None, fps: float = 24.0, axes=None) -> list[str]:
+        check_target(path)
         return self.adapter.write_animation(scene, clip, path, warnings=warnings, fps=fps, axes=axes)
+
+
+def _inputs(paths) -> None:
+    """Every input is a regular file within the size limit (io.paths), checked
+    before any is read."""
+    for p in paths:
+        check_input(p)
 
 
 #: The registered formats (built-in ones first; :func:`register` adds more).
@@ -196,7 +208,7 @@ def for_path(path, *, sniff: bool = True) -> Format:
     for f in FORMATS:
         if suffix in f.suffixes:
             return f
-    if sniff:
+    if sniff and is_regular(path):        # never open a FIFO or a device to sniff it
         try:
             with open(path, "rb") as fh:
                 head = fh.read(16)
