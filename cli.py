@@ -30,11 +30,11 @@ def _model_args(p) -> None:
                         f"mergeable layers")
     p.add_argument("--dominant", action="append", default=[], metavar="ANIM",
                    help="a dominant animation layer, on top of the mergeable ones (repeatable)")
-    p.add_argument("--weights", type=float, nargs="*", default=[], metavar="W",
+    p.add_argument("--weights", type=options.finite, nargs="*", default=[], metavar="W",
                    help="one weight per mergeable animation (default 1 each)")
     p.add_argument("--forward", default="-Z", choices=AXES, help="the file's forward axis (default -Z)")
     p.add_argument("--up", default="Y", choices=AXES, help="the file's up axis (default Y)")
-    p.add_argument("--scale", type=float, default=1.0, help="scale applied to the model (default 1)")
+    p.add_argument("--scale", type=options.finite, default=1.0, help="scale applied to the model (default 1)")
     p.add_argument("--bone-direction", default="CHILDREN", choices=("FILE", "CHILDREN"),
                    help="CHILDREN (default): bones point along the limbs, at their children; "
                         "FILE: bones keep the joints' axes")
@@ -75,8 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=lambda a: _blender("cmd_import", a))
     p = sub.add_parser("verify", help="import, then check Blender's deformation against the core at every frame")
     _model_args(p)
-    p.add_argument("--tolerance", type=float, default=1e-5, help="largest error allowed, relative to the model "
-                                                                 "size (default 1e-5)")
+    p.add_argument("--tolerance", type=options.finite, default=1e-5,
+                   help="largest error allowed, relative to the model size (default 1e-5)")
     p.add_argument("--blend", help="also save the imported scene to this .blend")
     p.add_argument("--render", help="also render a picture of a few poses to this PNG (Cycles, CPU)")
     p.set_defaults(func=lambda a: _blender("cmd_verify", a))

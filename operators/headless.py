@@ -12,6 +12,7 @@ import bpy
 import numpy as np
 
 from ..io import options as specs
+from ..io import paths
 from ..io.errors import FormatError
 from ..io.formats import UnknownFormat, for_path
 from ..scene import AxisConversion, Scene, SceneError
@@ -70,13 +71,14 @@ def import_files(args):
     _register()
     fmt = for_path(args.model)
     for p in [args.model, *args.animations, *args.dominant]:
-        if not Path(p).is_file():
-            raise pipeline.IOFailed(f"{p}: no such file")
+        _checked(paths.check_input, p)
     bpy.ops.wm.read_homefile(use_empty=True)
     mergeable, dominant = list(args.animations), list(args.dominant)
     layered = bool(dominant) or len(mergeable) > 1 or bool(args.weights)
     if args.weights and len(args.weights) != len(mergeable):
         raise pipeline.IOFailed("--weights needs one weight per mergeable animation")
+    if any(w < 0 for w in args.weights):
+        raise pipeline.IOFailed("--weights: a weight must not be negative")
     if (mergeable or dominant) and not fmt.anim_suffixes:
         raise pipeline.IOFailed(f"{fmt.label} files carry their own animations: give only the model")
     axes = _axes(fmt, args)
@@ -102,20 +104,43 @@ def import_files(args):
     return fmt, built, layered
 
 
+def _checked(check, path):
+    """``check(path)`` (io.paths), its FormatError as the command's one-line error."""
+    try:
+        return check(path)
+    except FormatError as err:
+        raise pipeline.IOFailed(str(err)) from None
+
+
+def _output(path) -> Path:
+    """A file the command writes (.blend, .png): its missing folders made,
+    then checked as an export target is (io.paths.check_target), before any
+    work is done. Returns the path to write."""
+    out = Path(path).absolute()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise pipeline.IOFailed(f"{out.name}: cannot make the folder {out.parent}: {exc.strerror or exc}") from None
+    return _checked(paths.check_target, out).resolve()
+
+
 def _save_blend(path) -> None:
-    out = Path(path).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    bpy.ops.wm.save_as_mainfile(filepath=str(out))
+    out = _output(path)
+    try:
+        bpy.ops.wm.save_as_mainfile(filepath=str(out))
+    except RuntimeError as err:
+        raise pipeline.IOFailed(f"{out.name}: cannot save ({str(err).strip().splitlines()[-1]})") from None
     print(f"wrote {out}")
 
 
 def cmd_import(args) -> int:
     try:
+        _output(args.output)
         import_files(args)
+        _save_blend(args.output)
     except pipeline.IOFailed as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    _save_blend(args.output)
     return 0
 
 
@@ -193,6 +218,9 @@ def verify_import(fmt, built, layered: bool, args) -> tuple[list, verify.Report]
 
 def cmd_verify(args) -> int:
     try:
+        for out in (args.blend, args.render):
+            if out:
+                _output(out)
         fmt, built, layered = import_files(args)
     except pipeline.IOFailed as err:
         print(f"error: {err}", file=sys.stderr)
@@ -209,7 +237,11 @@ def cmd_verify(args) -> int:
             print(rep.normal_deviation.line())
     print(total.verdict())
     if args.blend:
-        _save_blend(args.blend)
+        try:
+            _save_blend(args.blend)
+        except pipeline.IOFailed as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
     if args.render:
         from . import render
 
@@ -226,8 +258,11 @@ def cmd_export(args) -> int:
     except UnknownFormat as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    if not src.is_file():
-        print(f"error: {src}: no such file", file=sys.stderr)
+    try:
+        _checked(paths.check_input, src)
+        _checked(paths.check_target, Path(args.output).absolute())
+    except pipeline.IOFailed as err:
+        print(f"error: {err}", file=sys.stderr)
         return 2
     try:
         bpy.ops.wm.open_mainfile(filepath=str(src.resolve()))
