@@ -42,6 +42,7 @@ import importlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..scene.validate import writable
 from .options import Option, check
 from .paths import check_input, check_target, is_regular
 
@@ -125,6 +126,8 @@ class Format:
     def write_scene(self, scene, path, *, warnings=None, axes=None, fps: float = 24.0, **options) -> list[str]:
         options = check(self.export_options, options, f"{self.label} export", path)
         check_target(path)
+        warnings = warnings if warnings is not None else []
+        scene = writable(scene, warnings)            # what no reader could read back is left out, reported
         return self.adapter.write_scene(scene, path, warnings=warnings, axes=axes, fps=fps, **options)
 
     def write_animation(self, scene, clip, path, *, warnings=None, fps: float = 24.0, axes=None) -> list[str]:

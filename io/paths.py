@@ -56,6 +56,8 @@ def check_input(path) -> int:
     the file."""
     try:
         st = os.stat(path)
+    except FileNotFoundError:
+        raise FormatError("no such file", path=path) from None
     except OSError as exc:
         raise FormatError(f"cannot read file: {exc.strerror or exc}", path=path) from None
     except ValueError as exc:      # an embedded NUL

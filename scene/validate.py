@@ -96,3 +96,27 @@ def validate(scene: Scene, fps: float = 24.0, bones: int | None = None) -> list[
             raise SceneError(f"{label}: {f1 - f0 + 1:.0f} frames x {n_bones} bones is too much to key "
                              f"(at most {MAX_BAKED_KEYS} bone-frames)")
     return warnings
+
+
+def writable(scene: Scene, warnings: list[str]) -> Scene:
+    """``scene`` without the meshes a written file could not carry, each left
+    out with a warning: a mesh with no faces (nothing to see; .X readers
+    such as assimp refuse a mesh without faces) and a mesh whose placement
+    flattens space (an object scaled to zero: nothing to see either, and a
+    singular transform, which readers refuse). The scene itself is not
+    changed: a shallow copy is returned when something is left out."""
+    import dataclasses
+
+    kept = []
+    for m in scene.meshes:
+        a = np.asarray(m.matrix, dtype=np.float64)[:3, :3]
+        scale = max(float(np.abs(a).max()), 1e-300)
+        if not len(m.face_sizes):
+            warnings.append(f"mesh {m.name!r} has no faces: left out (a file's readers need faces; give it "
+                            f"faces to export it)")
+        elif abs(float(np.linalg.det(a))) <= 1e-12 * scale ** 3:
+            warnings.append(f"mesh {m.name!r} is scaled to zero (its placement flattens space): left out, as it "
+                            f"shows nothing (scale it up to export it)")
+        else:
+            kept.append(m)
+    return scene if len(kept) == len(scene.meshes) else dataclasses.replace(scene, meshes=kept)

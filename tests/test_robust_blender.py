@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -155,3 +156,31 @@ def test_cli_bad_output_paths_are_one_line(tmp_path):
 def test_cli_bad_numbers_exit_2(flag):
     r = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", *flag)
     _clean_error(r, re.escape(flag[0]) + "|weight")
+
+
+def test_export_leaves_out_a_prop_scaled_to_zero_and_a_mesh_without_faces(bpy, tmp_path):
+    """A prop scaled to zero on a bone (a singular transform every reader
+    refuses) and a mesh of loose vertices and edges: the export finishes,
+    leaving both out with a warning each, and the files read back."""
+    from legacy_skin_io.io import formats
+
+    bpy.ops.import_scene.rite(filepath=str(RITE / "humanoid.ram"))
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    me = bpy.data.meshes.new("prop")
+    me.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)], [], [(0, 1, 2), (0, 1, 3)])
+    prop = bpy.data.objects.new("prop", me)
+    bpy.context.scene.collection.objects.link(prop)
+    prop.parent, prop.parent_type, prop.parent_bone = arm, "BONE", arm.data.bones[0].name
+    prop.scale = (0.0, 0.0, 0.0)
+    pts = bpy.data.meshes.new("points")
+    pts.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0)], [(0, 1)], [])
+    obj = bpy.data.objects.new("points", pts)
+    bpy.context.scene.collection.objects.link(obj)
+    obj.parent = arm
+    for op, name in ((bpy.ops.export_scene.xfile, "o.x"), (bpy.ops.export_scene.rite, "o.ram")):
+        assert op(filepath=str(tmp_path / name)) == {"FINISHED"}
+        back = formats.for_path(tmp_path / name).read_scene([str(tmp_path / name)], warnings=[])
+        assert [len(m.face_sizes) for m in back.meshes] == [4224]
+    if shutil.which("assimp"):
+        r = subprocess.run(["assimp", "info", str(tmp_path / "o.x")], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout[-1000:]
