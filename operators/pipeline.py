@@ -21,7 +21,7 @@ from ..core.skeleton import SkeletonError
 from ..io.errors import FormatError, Warnings
 from ..io.formats import Format, UnknownFormat
 from ..scene import AxisConversion, SceneError
-from ..scene.validate import validate
+from ..scene.validate import check_import_size, validate
 from . import anim_extract, armature_extract, builder, extractor
 from .extractor import ExtractError
 from .rollback import Rollback
@@ -89,6 +89,7 @@ def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None 
     if not scene.meshes and scene.skeleton is None:
         raise IOFailed(f"{Path(first).name}: no mesh and no skeleton to import")
     try:
+        check_import_size(scene)
         warnings.extend(validate(scene, _fps(context)))
     except Exception as err:
         raise _fail(err, first) from None

@@ -120,3 +120,22 @@ def writable(scene: Scene, warnings: list[str]) -> Scene:
         else:
             kept.append(m)
     return scene if len(kept) == len(scene.meshes) else dataclasses.replace(scene, meshes=kept)
+
+
+#: The most joints one import builds in Blender (bones, or empties). Blender
+#: makes each bone and each vertex group in time proportional to those
+#: already made (a name check over its list), so building grows with the
+#: square of the joint count: about 1 ms per joint at 10,000 joints on a
+#: 2-vCPU machine, 10 s in all (bench/bench_wide_skeleton.py); the readers
+#: and ``convert`` take up to 100,000 joints in time proportional to them.
+MAX_IMPORT_JOINTS = 10_000
+
+
+def check_import_size(scene: Scene) -> None:
+    """SceneError when the scene has more joints than an import builds
+    (:data:`MAX_IMPORT_JOINTS`), before anything is built."""
+    n = scene.n_joints
+    if n > MAX_IMPORT_JOINTS:
+        raise SceneError(f"{n:,} joints, more than the {MAX_IMPORT_JOINTS:,} an import builds (Blender's time to "
+                         f"make bones and vertex groups grows with the square of their number); convert the file "
+                         f"without Blender instead (python -m legacy_skin_io convert), which takes up to 100,000")
