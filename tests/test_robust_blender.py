@@ -184,3 +184,49 @@ def test_export_leaves_out_a_prop_scaled_to_zero_and_a_mesh_without_faces(bpy, t
     if shutil.which("assimp"):
         r = subprocess.run(["assimp", "info", str(tmp_path / "o.x")], capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stdout[-1000:]
+
+
+def _wide_ram(n: int, path) -> None:
+    """n root joints, each skinning its own triangle with its own weight."""
+    import numpy as np
+
+    from legacy_skin_io.io.rite import RamModel, RiteJoint, write_ram
+
+    k = np.arange(n) * 0.01
+    pos = np.zeros((3 * n, 3))
+    pos[0::3, 0], pos[1::3, 0], pos[2::3, 0], pos[2::3, 1] = k, k + 0.005, k, 0.01
+    joints = [RiteJoint(f"j{i}", -1, [0, 0, 0, 1.0], [i * 0.01, 0, 0], [0, 0, 0, 1.0]) for i in range(n)]
+    write_ram(RamModel(mesh_name="wide", joints=joints, positions=pos, tri_shader=np.zeros(n, dtype=np.int64),
+                       tri_vertices=np.arange(3 * n).reshape(n, 3), weight_vertex=np.arange(3 * n),
+                       weight_joint=np.repeat(np.arange(n), 3), weight_value=np.linspace(0.5, 1.0, 3 * n)), path)
+
+
+def test_wide_skeleton_imports_each_weight_into_its_group(bpy, tmp_path):
+    """300 root joints, one triangle each: every vertex lands in its own
+    joint's group with the file's weight (the groups are looked up by a list
+    fetched once)."""
+    import numpy as np
+
+    _wide_ram(300, tmp_path / "wide.ram")
+    bpy.ops.import_scene.rite(filepath=str(tmp_path / "wide.ram"))
+    mesh = next(o for o in bpy.data.objects if o.type == "MESH")
+    names = [g.name for g in mesh.vertex_groups]
+    got = [(v.index, names[g.group], g.weight) for v in mesh.data.vertices for g in v.groups]
+    assert len(got) == 900
+    want = np.linspace(0.5, 1.0, 900)
+    for v, name, w in got:
+        assert name == f"j{v // 3}" and abs(w - want[v]) < 1e-6
+
+
+def test_an_import_over_the_joint_limit_is_refused_before_building(bpy, ext, tmp_path, monkeypatch):
+    """More joints than an import builds (MAX_IMPORT_JOINTS, made small here):
+    one line naming the limit and convert, the scene untouched."""
+    validate = importlib.import_module(ext.__name__ + ".scene.validate")
+    monkeypatch.setattr(validate, "MAX_IMPORT_JOINTS", 100)
+    _wide_ram(101, tmp_path / "wide.ram")
+    before = snapshot(bpy)
+    text = _one_line_error(lambda: bpy.ops.import_scene.rite(filepath=str(tmp_path / "wide.ram")))
+    assert "101 joints" in text and "100" in text and "convert" in text
+    assert snapshot(bpy) == before
+    _wide_ram(100, tmp_path / "ok.ram")
+    assert bpy.ops.import_scene.rite(filepath=str(tmp_path / "ok.ram")) == {"FINISHED"}

@@ -82,8 +82,9 @@ def make_target(kind: str, folder: Path, suffix: str) -> Path | None:
         p.symlink_to(dev)
         return p
     if kind == "link_file":
-        (folder / "real").write_bytes(b"previous content\n")
-        p.symlink_to(folder / "real")
+        real = folder / ("real" + suffix)
+        real.write_bytes(b"previous content\n")
+        p.symlink_to(real)
         return p
     if kind == "dangling_link":
         p.symlink_to(folder / "nowhere" / "file")
@@ -242,7 +243,7 @@ def run_export(bpy, case: dict, work: Path) -> list[str]:
         finished = res == {"FINISHED"}
         if finished:
             real = target.resolve() if target.is_symlink() else target
-            written = [real] + (sorted(real.parent.glob(real.stem + "_*.raa")) if suffix == ".ram" else [])
+            written = [real] + (sorted(target.parent.glob(target.stem + "_*.raa")) if suffix == ".ram" else [])
             for p in written:
                 err = read_back(p)
                 if err:
