@@ -105,6 +105,8 @@ class Option:
             if not x.is_integer():
                 raise OptionError(f"{what}: {v!r} is not a whole number")
             x = int(x)
+        elif x != x:
+            raise OptionError(f"{what}: {v!r} is not a number")
         elif not math.isfinite(x):
             raise OptionError(f"{what}: {v!r} is not a finite number")
         if self.min is not None and x < self.min:

@@ -19,6 +19,7 @@ Each raises :class:`.errors.FormatError` with one line naming the file.
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -141,8 +142,10 @@ def check_target(path) -> Path:
             raise FormatError(f"file name too long ({len(os.fsencode(target.name))} bytes; the file system takes "
                               f"{limit}): choose a shorter name", path=path)
         if not folder.is_dir():
-            what = "does not exist" if not os.path.lexists(folder) else "is not a folder"
-            raise FormatError(f"cannot write file: the folder {folder} {what}", path=path)
+            missing = not os.path.lexists(folder)
+            what = "does not exist" if missing else "is not a folder"
+            raise FormatError(f"cannot write file: {os.strerror(errno.ENOENT if missing else errno.ENOTDIR)} "
+                              f"(the folder {folder} {what})", path=path)
         try:
             st = os.lstat(target)
         except FileNotFoundError:

@@ -117,3 +117,19 @@ def test_convert_of_a_faceless_mesh_reads_back(tmp_path):
     assert any("no faces" in w for w in warnings)
     back = xfile.read_scene([str(tmp_path / "o.x")], warnings=[])
     assert not back.meshes and back.skeleton is not None and len(back.skeleton) == 26
+
+
+def test_float_options_refuse_infinity_and_nan():
+    """A float option without a maximum took inf (and a flag NaN): every float
+    spec refuses both, as every command-line number flag does."""
+    import argparse
+
+    from legacy_skin_io.io.options import Option, OptionError, finite
+
+    spec = Option("s", "S", "s", 1.0)
+    for bad, why in (("inf", "not a finite number"), ("-inf", "not a finite number"), ("nan", "not a number")):
+        with pytest.raises(OptionError, match=why):
+            spec.value(bad)
+        with pytest.raises(argparse.ArgumentTypeError):
+            finite(bad)
+    assert finite("2.5") == 2.5
