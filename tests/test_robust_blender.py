@@ -230,3 +230,18 @@ def test_an_import_over_the_joint_limit_is_refused_before_building(bpy, ext, tmp
     assert snapshot(bpy) == before
     _wide_ram(100, tmp_path / "ok.ram")
     assert bpy.ops.import_scene.rite(filepath=str(tmp_path / "ok.ram")) == {"FINISHED"}
+
+
+def test_export_operators_long_names_are_one_line(bpy, tmp_path):
+    """A 256-byte name, and a 252-byte RAM name whose RAA name would pass
+    the 255-byte limit: one line each, nothing written; a 255-byte name is
+    written."""
+    bpy.ops.import_scene.rite(filepath=str(RITE / "humanoid.ram"))
+    bpy.ops.import_anim.rite(filepath=str(RITE / "walk.raa"))
+    assert "too long" in _one_line_error(lambda: bpy.ops.export_scene.xfile(
+        filepath=str(tmp_path / ("a" * 254 + ".x"))))
+    assert "too long" in _one_line_error(lambda: bpy.ops.export_scene.rite(
+        filepath=str(tmp_path / ("b" * 248 + ".ram"))))
+    assert list(tmp_path.iterdir()) == []
+    assert bpy.ops.export_scene.xfile(filepath=str(tmp_path / ("c" * 253 + ".x"))) == {"FINISHED"}
+    assert [len(p.name.encode()) for p in tmp_path.iterdir()] == [255]
