@@ -42,19 +42,19 @@ def _size_text(n: int) -> str:
     return f"{n / 2 ** 20:.0f} MB" if n >= 2 ** 20 else f"{n} bytes"
 
 
-def _input_error(path, st: os.stat_result) -> FormatError | None:
+def _input_error(path, st: os.stat_result, limit: int | None) -> FormatError | None:
     if not stat.S_ISREG(st.st_mode):
         return FormatError(f"cannot read {kind_of(st.st_mode)}: give a regular file", path=path)
-    if st.st_size > MAX_INPUT_BYTES:
-        return FormatError(f"file too large ({_size_text(st.st_size)}; the limit is "
-                           f"{_size_text(MAX_INPUT_BYTES)})", path=path)
+    if limit is not None and st.st_size > limit:
+        return FormatError(f"file too large ({_size_text(st.st_size)}; the limit is {_size_text(limit)})", path=path)
     return None
 
 
-def check_input(path) -> int:
+def check_input(path, max_bytes: int | None = -1) -> int:
     """The size of the regular file ``path``; FormatError if it is missing,
-    not a regular file or larger than :data:`MAX_INPUT_BYTES`. Never opens
-    the file."""
+    not a regular file or larger than ``max_bytes`` (default
+    :data:`MAX_INPUT_BYTES`; None: no limit, for files Blender reads). Never
+    opens the file."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -63,7 +63,7 @@ def check_input(path) -> int:
         raise FormatError(f"cannot read file: {exc.strerror or exc}", path=path) from None
     except ValueError as exc:      # an embedded NUL
         raise FormatError(f"cannot read file: {exc}", path=path) from None
-    err = _input_error(path, st)
+    err = _input_error(path, st, MAX_INPUT_BYTES if max_bytes == -1 else max_bytes)
     if err is not None:
         raise err
     return st.st_size
@@ -91,7 +91,7 @@ def read_input(path) -> bytes:
         raise FormatError(f"cannot read file: {exc}", path=path) from None
     try:
         st = os.fstat(fd)
-        err = _input_error(path, st)
+        err = _input_error(path, st, MAX_INPUT_BYTES)
         if err is not None:
             raise err
         with os.fdopen(fd, "rb", closefd=True) as fh:

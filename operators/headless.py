@@ -5,6 +5,7 @@ this module only for these commands (``convert`` needs no Blender)."""
 from __future__ import annotations
 
 import atexit
+import os
 import sys
 from pathlib import Path
 
@@ -112,11 +113,23 @@ def _checked(check, path):
         raise pipeline.IOFailed(str(err)) from None
 
 
-def _output(path) -> Path:
-    """A file the command writes (.blend, .png): its missing folders made,
-    then checked as an export target is (io.paths.check_target), before any
-    work is done. Returns the path to write."""
+def _output(path, make: bool = True) -> Path:
+    """A file the command writes (.blend, .png), checked as an export target
+    is (io.paths.check_target). With ``make``, its missing folders are made
+    first; without, only checked (the nearest existing one must be a
+    folder), so that a command checks its outputs before any work and makes
+    nothing when it fails. Returns the path to write."""
     out = Path(path).absolute()
+    if not make:
+        up = out.parent
+        while not os.path.lexists(up) and up != up.parent:
+            up = up.parent
+        if up != out.parent:
+            if not up.is_dir():
+                raise pipeline.IOFailed(f"{out.name}: cannot make the folder {out.parent}: {up} is not a folder")
+            if len(os.fsencode(out.name)) > 255:
+                raise pipeline.IOFailed(f"{out.name[:40]}...: file name too long (more than 255 bytes)")
+            return out
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -135,7 +148,7 @@ def _save_blend(path) -> None:
 
 def cmd_import(args) -> int:
     try:
-        _output(args.output)
+        _output(args.output, make=False)
         import_files(args)
         _save_blend(args.output)
     except pipeline.IOFailed as err:
@@ -220,7 +233,7 @@ def cmd_verify(args) -> int:
     try:
         for out in (args.blend, args.render):
             if out:
-                _output(out)
+                _output(out, make=False)
         fmt, built, layered = import_files(args)
     except pipeline.IOFailed as err:
         print(f"error: {err}", file=sys.stderr)
@@ -259,7 +272,7 @@ def cmd_export(args) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     try:
-        _checked(paths.check_input, src)
+        _checked(lambda p: paths.check_input(p, max_bytes=None), src)     # Blender reads it: no size limit
         _checked(paths.check_target, Path(args.output).absolute())
     except pipeline.IOFailed as err:
         print(f"error: {err}", file=sys.stderr)

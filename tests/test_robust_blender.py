@@ -245,3 +245,13 @@ def test_export_operators_long_names_are_one_line(bpy, tmp_path):
     assert list(tmp_path.iterdir()) == []
     assert bpy.ops.export_scene.xfile(filepath=str(tmp_path / ("c" * 253 + ".x"))) == {"FINISHED"}
     assert [len(p.name.encode()) for p in tmp_path.iterdir()] == [255]
+
+
+def test_cli_failed_import_makes_no_folders(tmp_path):
+    """A failed import makes none of its output's missing folders; a
+    successful one makes them."""
+    r = _run("import", tmp_path / "missing.ram", "-o", tmp_path / "new" / "deeper" / "o.blend")
+    _clean_error(r, "missing.ram")
+    assert list(tmp_path.iterdir()) == []
+    r = _run("import", RITE / "humanoid.ram", "-o", tmp_path / "new" / "o.blend")
+    assert r.returncode == 0 and (tmp_path / "new" / "o.blend").is_file()

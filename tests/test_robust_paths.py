@@ -94,6 +94,7 @@ def test_input_over_the_size_limit_is_refused_before_reading(tmp_path, monkeypat
             formats.by_id(fmt).read_scene([src])
     with pytest.raises(FormatError, match="too large"):
         formats.by_id("rite").read_clips(None, None, [RITE / "walk.raa"])
+    assert paths.check_input(RITE / "humanoid.ram", max_bytes=None) > 1000     # a .blend: Blender's to read
     small = tmp_path / "small.raa"
     small.write_bytes(b"frames 2\n" + b" " * 990)
     assert paths.read_input(small)[:8] == b"frames 2"       # at the limit: read
