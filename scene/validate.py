@@ -139,3 +139,20 @@ def check_import_size(scene: Scene) -> None:
         raise SceneError(f"{n:,} joints, more than the {MAX_IMPORT_JOINTS:,} an import builds (Blender's time to "
                          f"make bones and vertex groups grows with the square of their number); convert the file "
                          f"without Blender instead (python -m legacy_skin_io convert), which takes up to 100,000")
+
+
+#: what to change when an animation has too many frames to write
+FRAME_RATE_FIX = ("lower the frame rate (the scene's, or convert's --fps), or raise the time base of .X input "
+                  "(Ticks per Second, --input-ticks-per-second)")
+
+
+def check_frame_count(clip, fps: float, limit: int) -> None:
+    """SceneError, before anything is sampled, when ``clip`` spans more
+    than ``limit`` whole frames at ``fps`` (or an infinite range: a time
+    base so small that its times overflow)."""
+    with np.errstate(all="ignore"):
+        f0, f1 = clip.frame_range(fps)
+        n = f1 - f0
+    if not (np.isfinite(n) and n < limit):
+        raise SceneError(f"animation {clip.name!r}: {n:.4g} frames at {fps:g} fps, more than the {limit:,} a file "
+                         f"takes: {FRAME_RATE_FIX}")

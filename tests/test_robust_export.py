@@ -133,3 +133,18 @@ def test_float_options_refuse_infinity_and_nan():
         with pytest.raises(argparse.ArgumentTypeError):
             finite(bad)
     assert finite("2.5") == 2.5
+
+
+@pytest.mark.parametrize("tps", ["1e-320", "0.001"])
+@pytest.mark.parametrize("out", ["o.ram", "o.x"])
+def test_a_tiny_input_time_base_is_refused_before_sampling(tmp_path, tps, out):
+    """.X input read at a tiny time base: its animations last billions of
+    frames (or overflow to inf). Writing them is refused in one line before
+    any frame is sampled (an OverflowError, or gigabytes of frames, before)."""
+    r = _cli("convert", ROOT / "samples" / "x" / "tiny_4anim.x", "-o", tmp_path / out,
+             "--input-ticks-per-second", tps)
+    if r.returncode == 0:                  # .X written key for key: its times fit once rescaled
+        assert out == "o.x" and xfile.read_scene([str(tmp_path / out)], warnings=[]).clips
+        return
+    _refused(r, "--input-ticks-per-second" if out == "o.ram" else "--ticks-per-second")
+    assert list(tmp_path.iterdir()) == []

@@ -21,9 +21,11 @@ import numpy as np
 
 from ...core import quat, sampling
 from ...scene import AxisConversion, Clip, Mesh, Scene, Skeleton
+from ...scene.validate import check_frame_count
 from ..atomic import Batch
 from ..errors import FormatError, Warnings
 from ..rows import dedupe_rows
+from .lexer import MAX_FRAMES
 from .model import RaaAnimation, RaaTrack, RamModel, RiteJoint
 from .to_scene import FORMAT, default_axes, read_scene
 from .writer import _validate_raa, _validate_ram, write_raa, write_ram
@@ -354,6 +356,7 @@ def _face_normals(p: np.ndarray, corners: np.ndarray, sizes: np.ndarray, starts:
 
 def _clip_frames(clip: Clip, fps: float) -> np.ndarray:
     """Whole frames 0..ceil(end) of a clip."""
+    check_frame_count(clip, fps, MAX_FRAMES)         # before sampling them (a RAA's limit)
     end = clip.frame_range(fps)[1]
     last = max(int(np.ceil(end - 1e-9)), 0)
     return np.arange(last + 1)

@@ -7,6 +7,7 @@ import numpy as np
 
 from ...core import quat, sampling
 from ...scene import AxisConversion, Clip, Mesh, Scene
+from ...scene.validate import MAX_FRAME, check_frame_count
 from ..errors import FormatError, Warnings
 from ..rows import dedupe_rows
 from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, key_from_rotation
@@ -319,6 +320,7 @@ class _SceneWriter:
                     aset.animations.append(anim)
             return aset
         # any other clip: baked at every whole frame of the clip
+        check_frame_count(clip, self.fps, MAX_FRAME)     # before baking them (Blender's range)
         frames, times = clip.bake_frames(self.fps)
         if clip.cycle is not None and clip.cycle[1] - clip.cycle[0] > 0 and len(frames) > 1:
             frames, times = frames[:-1], times[:-1]      # not the cycle's wrap key
