@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .io import formats, options
+from .io import export_options, formats, options
 from .scene.axes import AXES
 
 
@@ -83,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="export a .blend's rig and meshes (format by the output's suffix)")
     p.add_argument("blend", help="the .blend file to read")
     p.add_argument("-o", "--output", required=True, help=f"the file to write ({_suffixes('model_suffixes')})")
-    p.add_argument("--animations", action="store_true", help="also export the rig's actions")
+    options.add_flags(p.add_argument_group("export options (every format)"),
+                      [("every format", export_options.OPTIONS)])
     options.add_flags(p.add_argument_group("format options (each applies to its format's files)"),
                       [(f.label, f.export_options) for f in formats.FORMATS])
     p.set_defaults(func=lambda a: _blender("cmd_export", a))

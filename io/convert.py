@@ -19,13 +19,14 @@ import sys
 import traceback
 from pathlib import Path
 
-from . import options
+from . import export_options, options
 from .errors import FormatError, Warnings
 from .formats import FORMATS, UnknownFormat, for_path
 
 
 def convert(inputs: list[str], output: str, *, fps: float = 24.0, read_options: dict | None = None,
-            write_options: dict | None = None, warnings: list[str] | None = None) -> list[str]:
+            write_options: dict | None = None, warnings: list[str] | None = None,
+            path_mode: str | None = None) -> list[str]:
     """Convert ``inputs`` (one format's model file and its animation files)
     to ``output`` (format by suffix). Returns the paths written.
     ``read_options`` are the input format's import options,
@@ -33,7 +34,9 @@ def convert(inputs: list[str], output: str, *, fps: float = 24.0, read_options: 
     format does not have, or a bad value, is an :class:`.options.OptionError`).
     Raises FormatError (bad input, unwritable output) or
     :class:`.formats.UnknownFormat` (unknown suffix); an existing output is
-    replaced only by a complete file."""
+    replaced only by a complete file. ``path_mode`` (``io.export_options``;
+    None: texture names as the input names them) rewrites texture paths,
+    relative names taken as relative to the first input's folder."""
     from ..scene import SceneError
 
     warnings = warnings if warnings is not None else Warnings()
@@ -54,10 +57,16 @@ def convert(inputs: list[str], output: str, *, fps: float = 24.0, read_options: 
         scene = in_fmts[0].read_scene(inputs, warnings=warnings, **(read_options or {}))
     except SceneError as err:
         raise FormatError(str(err), path=inputs[0]) from None
+    copies = []
+    if path_mode is not None:
+        copies = export_options.texture_paths(scene, path_mode, output, base_dir=str(Path(inputs[0]).parent),
+                                              warnings=warnings)
     try:
-        return out_fmt.write_scene(scene, output, warnings=warnings, fps=float(fps), **(write_options or {}))
+        written = out_fmt.write_scene(scene, output, warnings=warnings, fps=float(fps), **(write_options or {}))
     except SceneError as err:
         raise FormatError(str(err), path=output) from None
+    export_options.copy_textures(copies, warnings)
+    return written
 
 
 #: ``convert`` offers the input format's import options as ``--input-<flag>``
@@ -75,6 +84,8 @@ def add_arguments(parser) -> None:
                              f"files gets one <stem>_<animation> file per animation beside it")
     parser.add_argument("--fps", type=options.finite, default=24.0,
                         help="scene frames per second: frame-based animations <-> time-based ones (default 24)")
+    options.add_flags(parser.add_argument_group("output options (every format)"),
+                      [("every format", export_options.CONVERT)])
     options.add_flags(parser.add_argument_group("output options (each applies to its format's output)"),
                       [(f.label, f.export_options) for f in FORMATS])
     options.add_flags(parser.add_argument_group("input options (each applies to its format's input)"),
@@ -91,7 +102,7 @@ def _given(args, warnings: list[str]) -> tuple[dict, dict]:
     in_fmt, out_fmt = for_path(args.inputs[0]), for_path(args.output, sniff=False)
     for flag in options.unused(args, in_fmt.import_options, prefix=INPUT):
         warnings.append(f"{flag}: not an option of {in_fmt.label} input, ignored")
-    for flag in options.unused(args, out_fmt.export_options):
+    for flag in options.unused(args, out_fmt.export_options + export_options.CONVERT):
         warnings.append(f"{flag}: not an option of {out_fmt.label} output, ignored")
     return (options.given(args, in_fmt.import_options, prefix=INPUT),
             options.given(args, out_fmt.export_options))
@@ -104,8 +115,9 @@ def run(args) -> int:
     warnings = Warnings()
     try:
         read, write = _given(args, warnings)
+        shared = options.given(args, export_options.CONVERT)
         written = convert(list(args.inputs), args.output, fps=args.fps, read_options=read, write_options=write,
-                          warnings=warnings)
+                          warnings=warnings, path_mode=shared.get("path_mode"))
     except (FormatError, UnknownFormat) as err:
         for w in warnings:
             print(f"warning: {_one_line(w)}", file=sys.stderr)

@@ -4,9 +4,11 @@ slotted actions with F-curves in bulk (Blender 4.4+ / 5.0 API).
 
 * :func:`build_action` — a clip becomes an action: the file's keys mapped
   channel by channel when that is exact (:func:`channel_mode_exact`), else
-  every frame baked from the clip's own sampler (:func:`bake_clip`); with
-  Key Every Frame off, a sampler that knows which frames its keys need
-  (``linear_keys``) keys only those;
+  baked from the clip's own playback (``anim_bake``: evaluated where it
+  bends and keyed where Blender's linear interpolation needs a key to play
+  it within 1e-7 of the model size at every frame); with Key Every Frame
+  off, a sampler that knows which frames its keys need (``linear_keys``)
+  keys only those;
 * a clip that loops as the RiTE Animator does (frame 0, then 1..N-1 for
   ever) loops by itself: Cycles modifiers on its F-curves, keyed 0..N-1
   (:func:`animator_loop`);
@@ -21,9 +23,9 @@ import bpy
 import numpy as np
 from bpy_extras import anim_utils
 
-from ..core import quat, rig, sampling
+from ..core import sampling
 from ..scene import Clip
-from . import metadata
+from . import anim_bake, metadata, source_keys
 
 if TYPE_CHECKING:
     from .builder import Built
@@ -116,7 +118,22 @@ def short_clip_warning(built: Built, clip: Clip, fps: float) -> None:
     f0, f1 = clip.frame_range(fps)
     if f1 - f0 < 2.0 and clip.end > clip.start:
         built.warnings.append(f"{clip.name}: the animation lasts {f1 - f0:.3g} frame(s) at {fps:g} fps: if it "
-                              f"should be longer, set the importer's Ticks per Second")
+                              f"should be longer, set the importer's Time Base")
+
+
+def time_base_note(clips: list[Clip], fps: float) -> str | None:
+    """One line for the import summary: the time base the clips' keys were
+    read with (a reader's ``extras["time_base"]``, e.g. .X's Time Base
+    option) and the length it gives them; None when no clip says."""
+    said = [c for c in clips if isinstance(c.extras.get("time_base"), str)]
+    if not said:
+        return None
+    notes = list(dict.fromkeys(c.extras["time_base"] for c in said))
+    lengths = [f1 - f0 for f0, f1 in (c.frame_range(fps) for c in said)]
+    longest = said[int(np.argmax(lengths))]
+    return (f"time base {'; '.join(notes)}: {max(lengths):.4g} frames at {fps:g} fps"
+            + (f" ({longest.name}, longest of {len(said)})" if len(said) > 1 else "")
+            + "; set Time Base to change it")
 
 
 def dense_keys(clip: Clip, fps: float) -> bool:
@@ -201,45 +218,17 @@ def animator_loop(clip: Clip, fps: float) -> bool:
     return f1 - f0 >= 1.0 and abs(c0 - (f0 + 1.0)) < 1e-6 and abs(c1 - (f1 + 1.0)) < 1e-6
 
 
-def key_frames(clip: Clip, fps: float) -> tuple[np.ndarray, np.ndarray]:
-    """(scene frames, clip times) a baked action is keyed at: every whole
-    frame of the clip's range (``Clip.bake_frames`` without its wrap key,
-    which a cycling action does not need: Cycles modifiers loop it)."""
-    frames, times = clip.bake_frames(fps)
-    if clip.cycle is not None and clip.cycle[1] - clip.cycle[0] > 0 and len(frames) > 1:
-        frames, times = frames[:-1], times[:-1]
-    return frames, times
-
-
-def bake_clip(built: Built, clip: Clip, fps: float):
-    """(frames, location, rotation, scale) of every bone at every frame of
-    ``clip`` (:func:`key_frames`; rotations in the sign of ``Clip.baked_rotations``)."""
-    sk = built.scene.skeleton
-    assert sk is not None
-    rs = built.rest
-    frames, times = key_frames(clip, fps)
-    world = sk.world(clip.sample_local(sk.local, times))[:, built.bones]
-    t, r, s = rig.basis_channels(rs.pose_basis(world))
-    if len(clip.rotation.targets):
-        # the sign of Clip.baked_rotations (the extractor maps keys back to it linearly)
-        _, ref = clip.baked_rotations(sampling.decompose_trs(sk.local)[1], fps)
-        local_q = ref[:len(frames), built.bones]
-        mapped = quat.mul(quat.mul(rs.parent_bind_quat[None], local_q), quat.conj(rs.rest_to_bind_quat)[None])
-        r = np.where(np.sum(r * mapped, axis=-1, keepdims=True) < 0, -r, r)
-    return frames, t, r, s
-
-
 def linear_mask(built: Built, clip: Clip, fps: float, bake: bool, exact: bool) -> np.ndarray | None:
     """Key Every Frame off, for a clip whose sampler knows which frames its
     keys need (``linear_keys``, e.g. RiTE's), on a rig whose rotation
     channels map linearly (``exact``, :func:`channel_mode_exact`): (K, J)
-    bool, the frames of :func:`key_frames` each joint's rotation is keyed on
+    bool, the frames of ``anim_bake.key_frames`` each joint's rotation is keyed on
     (the file's keys and every frame of the spans Blender's interpolation
     could not play, reported). None: key every frame."""
     sampler = clip.sampler
     if bake or not exact or sampler is None or not hasattr(sampler, "linear_keys"):
         return None
-    _, times = key_frames(clip, fps)
+    _, times = anim_bake.key_frames(clip, fps)
     mask, note = sampler.linear_keys(times)
     if note:
         built.warnings.append(f"{clip.name}: {note}")
@@ -251,10 +240,11 @@ def linear_mask(built: Built, clip: Clip, fps: float, bake: bool, exact: bool) -
 def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) -> frozenset:
     """(bone index, property) pairs that every clip animating them holds at
     the default pose throughout (within 1e-9, of the model size for
-    locations): no action need key them, the pose bones keep their default
-    (tiny_4anim: 224 of its 1520 F-curves). For
-    ACTION clips all baked (``baked``: their ``bake_clip``), since nothing
-    else then sets those channels."""
+    locations; at every baked frame, which includes the frames next to each
+    of the clip's keys): no action need key them, the pose bones keep their
+    default (tiny_4anim: 224 of its 1520 F-curves). For ACTION clips all
+    baked (``baked``: their ``anim_bake.bake_clip``), since nothing else
+    then sets those channels."""
     dt, dr, ds = default_channels(built)
     out = set()
     for bi, j in enumerate(built.bones.tolist()):
@@ -278,12 +268,15 @@ def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) 
 
 
 def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict[int, set[str]],
-                 channels=None, resting: frozenset = frozenset(), mask: np.ndarray | None = None):
-    """One action for ``clip``: baked (every frame from the clip's own
-    sampler, or the frames ``mask`` (:func:`linear_mask`) keeps of them;
-    ``channels``: its ``bake_clip`` when already made) or the file's keys
-    mapped channel by channel. ``resting`` channels are not keyed. A clip
-    that loops as the Animator does loops with Cycles modifiers."""
+                 channels=None, resting: frozenset = frozenset(), mask: np.ndarray | None = None,
+                 size: float | None = None, room: anim_bake.Budget | None = None):
+    """One action for ``clip``: baked (the clip's own playback, evaluated by
+    ``anim_bake.bake_clip`` and keyed where ``anim_bake.baked_keys`` needs a
+    key, its rotations on the frames ``mask`` (:func:`linear_mask`) keeps
+    when given; ``channels``: the bake when already made; ``size``: the
+    model's, ``oracle.size``; ``room``: its ``anim_bake.budget``) or the
+    file's keys mapped channel by channel. ``resting`` channels are not
+    keyed. A clip that loops as the Animator does loops with Cycles modifiers."""
     action, slot, bag = new_action_for(built.armature, clip.name)
     sk = built.scene.skeleton
     assert sk is not None
@@ -295,16 +288,22 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
     dt, dr, ds = default_channels(built)
     f0 = clip.frame_range(fps)[0]
     if baked:
-        frames, t, r, s = channels if channels is not None else bake_clip(built, clip, fps)
+        room = room or anim_bake.budget(built, size)
+        frames, t, r, s = (channels if channels is not None
+                          else anim_bake.bake_clip(built, clip, fps, room, every_frame=mask is not None))
+        keyed = {bi: animated_props(clip, j) if clip.animated[j] else set()
+                 for bi, j in enumerate(built.bones.tolist())}
+        wanted = {prop: [bi for bi in keyed if prop in keyed[bi] and (bi, prop) not in resting] for prop in _PROPS}
+        keep = anim_bake.baked_keys(built, frames, (t, r, s), wanted, room, blended=clip.layer != "ACTION")
         for bi, j in enumerate(built.bones.tolist()):
             bone = built.bone_names[j]
-            keyed = animated_props(clip, j) if clip.animated[j] else set()
             for prop, vals in zip(_PROPS, (t[:, bi], _wxyz(r[:, bi]), s[:, bi])):
                 if (bi, prop) in resting:
                     continue
-                if prop in keyed:
-                    keep = mask[:, j] if mask is not None and prop == "rotation_quaternion" else slice(None)
-                    _key(bag, bone, prop, frames[keep], vals[keep])
+                if prop in keyed[bi]:
+                    rows = (mask[:, j] if mask is not None and prop == "rotation_quaternion"
+                            else keep[prop][bi])
+                    _key(bag, bone, prop, frames[rows], vals[rows])
                 elif clip.layer == "ACTION" and prop in static.get(bi, ()):
                     _key(bag, bone, prop, [f0], {"location": dt, "rotation_quaternion": _wxyz(dr),
                                                  "scale": ds}[prop][bi][None])
@@ -324,6 +323,7 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
         "layer": clip.layer, "weight": clip.weight, "mix": clip.mix, "start": clip.start, "end": clip.end,
         "cycle": clip.cycle, "cycle_frames": cycle, "loops": loops, "ticks_per_second": clip.ticks_per_second,
         "baked": bool(baked), "extras": clip.extras})
+    source_keys.record(action, clip, built.armature)     # an export writes an untouched set key for key
     return action, slot
 
 
@@ -460,11 +460,13 @@ def build_clips(built: Built, fps: float, bake: bool, size: float) -> tuple[floa
     modes = [must_bake(built, clip, fps, built.baked, exact) for clip in clips]
     masks = [linear_mask(built, clip, fps, bake, exact) if baked else None for clip, baked in zip(clips, modes)]
     pre: list = [None] * len(clips)
+    room = anim_bake.budget(built, size)
     resting: frozenset = frozenset()
     if all(modes) and all(c.layer == "ACTION" for c in clips):
-        pre = [bake_clip(built, clip, fps) for clip in clips]
+        pre = [anim_bake.bake_clip(built, clip, fps, room, every_frame=mask is not None)
+               for clip, mask in zip(clips, masks)]
         resting = resting_channels(built, clips, pre, size)
     for clip, baked, channels, mask in zip(clips, modes, pre, masks):
-        action, slot = build_action(built, clip, fps, baked, static, channels, resting, mask)
+        action, slot = build_action(built, clip, fps, baked, static, channels, resting, mask, size, room)
         built.actions.append((action, slot, clip))
     return place_actions(built, fps)

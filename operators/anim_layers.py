@@ -204,9 +204,9 @@ def _track(ad, prev, name: str, action, slot, blend_type: str, influence: float,
 # ---------------------------------------------------------------------------
 # the weighted mix
 
-def _channels(action, bones) -> dict:
-    """{bone: {property: {index: fcurve}}} of ``action``."""
-    return anim_extract.action_channels(action, bones)
+def _channels(action, arm, bones) -> dict:
+    """{bone: {property: {index: fcurve}}} of ``action`` for the bones named ``bones`` of ``arm``."""
+    return anim_extract.action_channels(action, arm.pose.bones, bones)
 
 
 def _values(fc, at: np.ndarray) -> np.ndarray:
@@ -228,7 +228,7 @@ def _weighted(built: Built, merge: list[_Layer]):
     mergeable layer plays in the WEIGHTED mix (see the module doc)."""
     arm = built.armature
     names = {b.name for b in arm.data.bones}
-    chans = [_channels(e.action, names) for e in merge]
+    chans = [_channels(e.action, arm, names) for e in merge]
     bones = sorted({b for ch in chans for b, props in ch.items() if _ROT in props})
     index = {b: k for k, b in enumerate(bones)}
     weights = np.array([e.weight for e in merge], dtype=np.float64)

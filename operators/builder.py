@@ -100,16 +100,17 @@ def add_clips(context, arm_obj, skeleton_scene: Scene, clips: list[Clip], *, bon
     built = Built(skeleton_scene, arm_obj, rest, bones, bone_names)
     fps = context.scene.render.fps / context.scene.render.fps_base
     static = anim_build.static_channels(built, clips)
+    size = oracle.size(skeleton_scene)
     skeleton_scene.clips = clips          # channel_mode_exact looks at the clips' scale keys
     try:
-        exact = anim_build.channel_mode_exact(built, oracle.size(skeleton_scene))
+        exact = anim_build.channel_mode_exact(built, size)
     finally:
         skeleton_scene.clips = []
     for clip in clips:
         anim_build.short_clip_warning(built, clip, fps)
         baked = anim_build.must_bake(built, clip, fps, bake, exact)
         mask = anim_build.linear_mask(built, clip, fps, bake, exact) if baked else None
-        action, slot = anim_build.build_action(built, clip, fps, baked, static, mask=mask)
+        action, slot = anim_build.build_action(built, clip, fps, baked, static, mask=mask, size=size)
         built.actions.append((action, slot, clip))
     acts = [(a, s, c) for a, s, c in built.actions if c.layer == "ACTION"]
     layers = [(a, s, c.layer, c.weight) for a, s, c in built.actions if c.layer != "ACTION"]

@@ -12,8 +12,8 @@ from pathlib import Path
 import bpy
 import numpy as np
 
+from ..io import export_options, paths
 from ..io import options as specs
-from ..io import paths
 from ..io.errors import FormatError
 from ..io.formats import UnknownFormat, for_path
 from ..scene import AxisConversion, Scene, SceneError
@@ -88,6 +88,10 @@ def import_files(args):
     built = pipeline.load(bpy.context, fmt, [args.model], axes=axes, options=opts, reader_options=scene_options)
     for w in built.warnings:
         print("warning:", w)
+    fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
+    note = anim_build.time_base_note([c for _, _, c in built.actions], fps)
+    if note:
+        print(note)
     for i, p in enumerate(mergeable):
         weight = float(args.weights[i]) if args.weights else 1.0
         extra = pipeline.load_animations(bpy.context, fmt, [p], armature=built.armature,
@@ -284,9 +288,10 @@ def cmd_export(args) -> int:
               file=sys.stderr)
         return 2
     try:
-        _report_unused(fmt, args, fmt.export_options)
-        written, warnings = pipeline.save(bpy.context, fmt, str(Path(args.output).resolve()),
-                                          animations=args.animations, **_given(fmt.export_options, args))
+        _report_unused(fmt, args, fmt.export_options + export_options.OPTIONS)
+        shared = {**pipeline.shared_values(None), **_given(export_options.OPTIONS, args)}
+        written, warnings = pipeline.save(bpy.context, fmt, str(Path(args.output).resolve()), **shared,
+                                          **_given(fmt.export_options, args))
     except pipeline.IOFailed as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -323,22 +323,28 @@ def make_material(mat: Material, filepath: str, images: textures.ImageCache, war
         if "Emission Strength" in bsdf.inputs:
             bsdf.inputs["Emission Strength"].default_value = 1.0
     if rgba[3] < 1.0:
+        # see-through in Eevee (render method), Workbench and Eevee Legacy (blend mode); Cycles reads
+        # the Alpha input. (The scene's alpha is what the file's runtime shows: .X alpha 0 is opaque.)
         for attr, val in (("surface_render_method", "BLENDED"), ("blend_method", "BLEND")):
             try:
                 setattr(out, attr, val)
-                break
             except (AttributeError, TypeError):
                 pass
+    meta = {"extras": mat.extras, "texture": mat.texture}
     if mat.texture:
-        img = images.get(mat.texture, filepath, warnings)
+        img, missing = images.get(mat.texture, filepath, warnings)
         if img is not None:
             tex = nt.nodes.new("ShaderNodeTexImage")
             tex.image = img
             tex.location = (bsdf.location.x - 350, bsdf.location.y)
-            nt.links.new(tex.outputs["Color"], bsdf.inputs["Base Color"])
-        else:
+            meta["image"] = bpy.path.abspath(img.filepath)   # export writes the file's name while it stays
+            if missing:         # not connected: the material shows its colour until the image is relinked
+                tex.label = f"Missing: {img.name}"
+            else:
+                nt.links.new(tex.outputs["Color"], bsdf.inputs["Base Color"])
+        if img is None or missing:
             out["texture_path"] = mat.texture    # kept for the user and for export
-    metadata.store(out, metadata.MESH_KEY, {"extras": mat.extras, "texture": mat.texture})
+    metadata.store(out, metadata.MESH_KEY, meta)
     return out
 
 

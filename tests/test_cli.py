@@ -278,3 +278,14 @@ def test_export_of_a_missing_or_broken_blend_exits_2(tmp_path):
     garbage.write_bytes(b"this is not a blend file\n" * 10)
     _clean_error(_run("export", garbage, "-o", tmp_path / "out.ram"), r"garbage\.blend")
     assert not (tmp_path / "out.x").exists() and not (tmp_path / "out.ram").exists()
+
+
+def test_export_writes_animations_by_default_as_the_gui_does(rig_blend, tmp_path):
+    """No flag: the rig's actions are written (as the export operator's
+    default); --no-animations leaves them out."""
+    r = _run("export", rig_blend, "-o", tmp_path / "anim.x")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert [s.name for s in read_xfile(tmp_path / "anim.x").animation_sets] == ["walk"]
+    r = _run("export", rig_blend, "-o", tmp_path / "still.x", "--no-animations")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert read_xfile(tmp_path / "still.x").animation_sets == []

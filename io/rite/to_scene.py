@@ -3,6 +3,7 @@
 conventions it applies are listed in :mod:`.adapter`)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -210,10 +211,12 @@ def clip_from_raa(skeleton: Skeleton, axes: AxisConversion, anim: RaaAnimation, 
 
 def key_signs(clip: Clip, skeleton: Skeleton) -> dict[str, list[list[int]]]:
     """{joint name: [[frame, sign], ...]}: each file key's frame and the sign
-    that turns the rotation a builder keys there (``Clip.baked_rotations``,
-    sign-continuous) back into the file's quaternion."""
+    that turns the clip's rotation there, made sign-continuous along the
+    frames (``Clip.baked_rotations`` of an ACTION clip, whatever the clip's
+    layer: the hemisphere of a fixed rotation is no stable reference for
+    rotations near 180 degrees) back into the file's quaternion."""
     r0 = np.tile(quat.IDENTITY, (len(skeleton), 1))
-    times, baked = clip.baked_rotations(r0, 24.0)   # RiTE clips count scene frames: any fps
+    times, baked = replace(clip, layer="ACTION").baked_rotations(r0, 24.0)   # RiTE clips count frames: any fps
     ch = clip.rotation
     out = {}
     for t, j in enumerate(ch.targets):
