@@ -20,7 +20,7 @@ import traceback
 from pathlib import Path
 
 from . import export_options, options
-from .errors import FormatError, Warnings
+from .errors import FormatError, Warnings, note
 from .formats import FORMATS, UnknownFormat, for_path
 
 
@@ -57,6 +57,8 @@ def convert(inputs: list[str], output: str, *, fps: float = 24.0, read_options: 
         scene = in_fmts[0].read_scene(inputs, warnings=warnings, **(read_options or {}))
     except SceneError as err:
         raise FormatError(str(err), path=inputs[0]) from None
+    if scene.source.orientation is not None and scene.source.orientation.automatic:
+        note(warnings, scene.source.orientation.note())
     copies = []
     if path_mode is not None:
         copies = export_options.texture_paths(scene, path_mode, output, base_dir=str(Path(inputs[0]).parent),
@@ -111,7 +113,8 @@ def _given(args, warnings: list[str]) -> tuple[dict, dict]:
 def run(args) -> int:
     """Run ``convert`` for parsed ``args``: 0 on success, 2 on an error
     (one ``error: ...`` line on stderr); warnings go to stderr as
-    ``warning: ...``, the files written to stdout."""
+    ``warning: ...``, then what needs no action as ``note: ...`` (e.g. how
+    a .X file's up axis was decided), the files written to stdout."""
     warnings = Warnings()
     try:
         read, write = _given(args, warnings)
@@ -133,6 +136,8 @@ def run(args) -> int:
         return 2
     for w in warnings:
         print(f"warning: {_one_line(w)}", file=sys.stderr)
+    for n in warnings.notes:
+        print(f"note: {_one_line(n)}", file=sys.stderr)
     for p in written:
         print(f"wrote {p}")
     return 0

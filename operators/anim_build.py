@@ -24,6 +24,7 @@ import numpy as np
 from bpy_extras import anim_utils
 
 from ..core import sampling
+from ..io.errors import group
 from ..scene import Clip
 from . import anim_bake, metadata, source_keys
 
@@ -280,11 +281,11 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
     action, slot, bag = new_action_for(built.armature, clip.name)
     sk = built.scene.skeleton
     assert sk is not None
-    boneless = [sk.names[j] for j in np.flatnonzero(clip.animated) if int(j) not in built.bone_names]
-    if boneless:
-        built.warnings.append(f"{clip.name}: {len(boneless)} animated joint(s) have no bone, their keys are not "
-                              f"imported: {', '.join(boneless[:8])}{' ...' if len(boneless) > 8 else ''} "
-                              f"(All Joints as Bones imports them)")
+    # joints without a bone move nothing shown (bones are made of every joint that does): no action needed
+    for j in np.flatnonzero(clip.animated):
+        if int(j) not in built.bone_names:
+            group(built.warnings, "animated joints that move nothing shown have no bone, their keys are not "
+                                  "imported", sk.names[j], fix="All Joints as Bones imports them", note=True)
     dt, dr, ds = default_channels(built)
     f0 = clip.frame_range(fps)[0]
     if baked:

@@ -11,6 +11,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
+from ..io.errors import note
 from ..scene import Material, Mesh, Scene
 from ..scene import evaluate as oracle
 from . import attribute_nodes, mesh_arrays, metadata, textures
@@ -47,10 +48,10 @@ def valid_faces(mesh: Mesh, warnings: list[str], label: str):
             keep[faces[again]] = False
             dup_faces += len(again)
     degenerate += int((sizes < 3).sum())
-    if degenerate:
-        warnings.append(f"{label}: {degenerate} degenerate face(s) skipped")
+    if degenerate:          # nothing to see or do: the console says it
+        note(warnings, f"{label}: {degenerate} degenerate face(s) skipped")
     if dup_faces:
-        warnings.append(f"{label}: {dup_faces} duplicate face(s) (the same vertices as another) skipped")
+        note(warnings, f"{label}: {dup_faces} duplicate face(s) (the same vertices as another) skipped")
     kept = np.nonzero(keep)[0]
     ksizes = sizes[kept]
     kstart = np.zeros(len(kept), dtype=np.int64)
@@ -221,8 +222,8 @@ def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
     uniq, inv = np.unique(pair, return_inverse=True)
     w = np.bincount(inv, weights=sk.weight, minlength=len(uniq)).astype(np.float32)
     if len(uniq) != len(pair):
-        built.warnings.append(f"mesh {m.name!r}: {len(pair) - len(uniq)} repeated (vertex, joint) weights "
-                              f"added up")
+        note(built.warnings, f"mesh {m.name!r}: {len(pair) - len(uniq)} repeated (vertex, joint) weights "
+                             f"added up")
     v, j = uniq // n_j, uniq % n_j
     top = np.zeros(int(v.max()) + 1 if len(v) else 0, dtype=np.float32)
     np.maximum.at(top, v, w)
@@ -357,8 +358,8 @@ def build_meshes(context, built: Built, pack_images: bool, default_world: np.nda
     mats = {int(k): make_material(scene.materials[k], scene.source.path, images, built.warnings)
             for k in np.unique(groups).tolist()}
     if len(mats) < len(scene.materials):
-        built.warnings.append(f"{len(scene.materials)} materials: the {len(mats)} distinct looks were made "
-                              f"(faces keep their own in the {metadata.MATERIAL_ATTR!r} attribute)")
+        note(built.warnings, f"{len(scene.materials)} materials: the {len(mats)} distinct looks were made "
+                             f"(faces keep their own in the {metadata.MATERIAL_ATTR!r} attribute)")
     for mi in range(len(scene.meshes)):
         obj = build_mesh(context, built, mi, mats, groups)
         place_mesh(built, mi, obj, default_world)

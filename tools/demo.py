@@ -38,7 +38,7 @@ def main() -> int:
     codes = [
         run(["verify", str(rite / "humanoid.ram"), str(rite / "walk.raa"), "--dominant", str(rite / "wave.raa"),
              "--blend", str(OUT / "humanoid.blend"), "--render", str(OUT / "humanoid_poses.png")]),
-        run(["verify", str(SAMPLES / "x" / "tiny_4anim.x"), "--forward=Y", "--up=-Z",   # authored Z-up
+        run(["verify", str(SAMPLES / "x" / "tiny_4anim.x"),     # authored Z-up: stood up automatically
              "--blend", str(OUT / "tiny_4anim.blend"), "--render", str(OUT / "tiny_4anim_poses.png")]),
         run(["convert", str(rite / "humanoid.ram"), str(rite / "walk.raa"), str(rite / "wave.raa"),
              "-o", str(OUT / "humanoid.x")]),
