@@ -99,4 +99,4 @@ def test_two_frames_of_one_name_skin_with_the_first(tmp_path):
     meant both): Direct3D binds both to the first frame of that name."""
     skins = [("bone", [0, 1], [1.0, 0.75], _t(-1, 0, 0)), ("bone", [1, 3], [0.25, 1.0], _t(0, -5, 0)),
              ("root", [2], [1.0], np.eye(4))]
-    _check(tmp_path, skins, True, "duplicate frame name 'bone'")
+    _check(tmp_path, skins, True, "frames of the same name, renamed: 'bone'")

@@ -344,6 +344,7 @@ class _Reader:
         the frames each AnimationSet animates (no keys)."""
         sk = self.skeleton()
         self._spread = {}
+        self._extra = []
         by_name = self.by_name() if sk is not None else {}
         world = sk.world() if sk is not None else None
         empty = np.zeros(0, dtype=np.int64)
@@ -353,6 +354,8 @@ class _Reader:
             if m.skin_weights and sk is not None:
                 mesh.skin = self._skin(m, mesh.name, sk, by_name, world, f)
             meshes.append(mesh)
+        if sk is not None and self._extra:
+            sk = _with_joints(sk, self._extra)
         clips = []
         for aset in self.xf.animation_sets if sk is not None else ():
             animated = np.zeros(len(sk), dtype=bool)
