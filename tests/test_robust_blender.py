@@ -255,3 +255,16 @@ def test_cli_failed_import_makes_no_folders(tmp_path):
     assert list(tmp_path.iterdir()) == []
     r = _run("import", RITE / "humanoid.ram", "-o", tmp_path / "new" / "o.blend")
     assert r.returncode == 0 and (tmp_path / "new" / "o.blend").is_file()
+
+
+def test_export_of_a_pose_past_blenders_floats_is_one_line(bpy, tmp_path):
+    """An armature scaled by 1e30: its sampled pose overflows float32; every
+    export says so in one line (a LinAlgError "internal error" before)."""
+    bpy.ops.import_scene.rite(filepath=str(RITE / "humanoid.ram"))
+    bpy.ops.import_anim.rite(filepath=str(RITE / "walk.raa"))
+    next(o for o in bpy.data.objects if o.type == "ARMATURE").scale = (1e30, 1e30, 1e30)
+    for op, name in ((bpy.ops.export_scene.xfile, "o.x"), (bpy.ops.export_scene.rite, "o.ram"),
+                     (bpy.ops.export_anim.rite, "o.raa")):
+        text = _one_line_error(lambda op=op, name=name: op(filepath=str(tmp_path / name)))
+        assert "overflows space" in text
+    assert list(tmp_path.iterdir()) == []
