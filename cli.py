@@ -30,14 +30,14 @@ def _model_args(p) -> None:
                         f"mergeable layers")
     p.add_argument("--dominant", action="append", default=[], metavar="ANIM",
                    help="a dominant animation layer, on top of the mergeable ones (repeatable)")
-    p.add_argument("--weights", type=float, nargs="*", default=[], metavar="W",
+    p.add_argument("--weights", type=options.finite, nargs="*", default=[], metavar="W",
                    help="one weight per mergeable animation (default 1 each)")
     p.add_argument("--forward", choices=AXES,
                    help="the file's forward axis (default -Z); with --up, they switch --manual-orientation on")
     p.add_argument("--up", choices=AXES,
                    help="the file's up axis (default Y; without it and --forward, formats that decide up from "
                         "the file's data do so)")
-    p.add_argument("--scale", type=float, default=1.0, help="scale applied to the model (default 1)")
+    p.add_argument("--scale", type=options.finite, default=1.0, help="scale applied to the model (default 1)")
     p.add_argument("--bone-direction", default="CHILDREN", choices=("FILE", "CHILDREN"),
                    help="CHILDREN (default): bones point along the limbs, at their children; "
                         "FILE: bones keep the joints' axes")
@@ -78,8 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=lambda a: _blender("cmd_import", a))
     p = sub.add_parser("verify", help="import, then check Blender's deformation against the core at every frame")
     _model_args(p)
-    p.add_argument("--tolerance", type=float, default=1e-5, help="largest error allowed, relative to the model "
-                                                                 "size (default 1e-5)")
+    p.add_argument("--tolerance", type=options.finite, default=1e-5,
+                   help="largest error allowed, relative to the model size (default 1e-5)")
     p.add_argument("--blend", help="also save the imported scene to this .blend")
     p.add_argument("--render", help="also render a picture of a few poses to this PNG (Cycles, CPU)")
     p.set_defaults(func=lambda a: _blender("cmd_verify", a))

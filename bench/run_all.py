@@ -33,6 +33,7 @@ BENCHMARKS = (
     ("bench_timeline.py", [], ["--quick"]),
     ("bench_convert.py", [], ["--quick"]),
     ("bench_rite_blender.py", [], ["--quick"]),
+    ("bench_wide_skeleton.py", [], ["--quick"]),
 )
 
 

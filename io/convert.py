@@ -51,7 +51,7 @@ def convert(inputs: list[str], output: str, *, fps: float = 24.0, read_options: 
     if out_fmt.anim_suffixes and Path(output).suffix.lower() in out_fmt.anim_suffixes:
         raise FormatError(f"write a model file ({', '.join(out_fmt.model_suffixes)}); its animations are "
                           f"written beside it", path=output)
-    if not fps or fps <= 0:
+    if not (fps > 0 and fps < float("inf")):        # NaN too
         raise FormatError(f"fps must be a positive number, not {fps!r}")
     try:
         scene = in_fmts[0].read_scene(inputs, warnings=warnings, **(read_options or {}))
@@ -84,7 +84,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("-o", "--output", required=True, metavar="OUTPUT",
                         help=f"the model file to write, format by suffix ({models}); a format with animation "
                              f"files gets one <stem>_<animation> file per animation beside it")
-    parser.add_argument("--fps", type=float, default=24.0,
+    parser.add_argument("--fps", type=options.finite, default=24.0,
                         help="scene frames per second: frame-based animations <-> time-based ones (default 24)")
     options.add_flags(parser.add_argument_group("output options (every format)"),
                       [("every format", export_options.CONVERT)])

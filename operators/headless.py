@@ -5,13 +5,14 @@ this module only for these commands (``convert`` needs no Blender)."""
 from __future__ import annotations
 
 import atexit
+import os
 import sys
 from pathlib import Path
 
 import bpy
 import numpy as np
 
-from ..io import export_options
+from ..io import export_options, paths
 from ..io import options as specs
 from ..io.errors import FormatError
 from ..io.formats import UnknownFormat, for_path
@@ -83,13 +84,14 @@ def import_files(args):
     _register()
     fmt = for_path(args.model)
     for p in [args.model, *args.animations, *args.dominant]:
-        if not Path(p).is_file():
-            raise pipeline.IOFailed(f"{p}: no such file")
+        _checked(paths.check_input, p)
     bpy.ops.wm.read_homefile(use_empty=True)
     mergeable, dominant = list(args.animations), list(args.dominant)
     layered = bool(dominant) or len(mergeable) > 1 or bool(args.weights)
     if args.weights and len(args.weights) != len(mergeable):
         raise pipeline.IOFailed("--weights needs one weight per mergeable animation")
+    if any(w < 0 for w in args.weights):
+        raise pipeline.IOFailed("--weights: a weight must not be negative")
     if (mergeable or dominant) and not fmt.anim_suffixes:
         raise pipeline.IOFailed(f"{fmt.label} files carry their own animations: give only the model")
     axes = _axes(fmt, args)
@@ -113,6 +115,38 @@ def import_files(args):
     return fmt, built, layered
 
 
+def _checked(check, path):
+    """``check(path)`` (io.paths), its FormatError as the command's one-line error."""
+    try:
+        return check(path)
+    except FormatError as err:
+        raise pipeline.IOFailed(str(err)) from None
+
+
+def _output(path, make: bool = True) -> Path:
+    """A file the command writes (.blend, .png), checked as an export target
+    is (io.paths.check_target). With ``make``, its missing folders are made
+    first; without, only checked (the nearest existing one must be a
+    folder), so that a command checks its outputs before any work and makes
+    nothing when it fails. Returns the path to write."""
+    out = Path(path).absolute()
+    if not make:
+        up = out.parent
+        while not os.path.lexists(up) and up != up.parent:
+            up = up.parent
+        if up != out.parent:
+            if not up.is_dir():
+                raise pipeline.IOFailed(f"{out.name}: cannot make the folder {out.parent}: {up} is not a folder")
+            if len(os.fsencode(out.name)) > 255:
+                raise pipeline.IOFailed(f"{out.name[:40]}...: file name too long (more than 255 bytes)")
+            return out
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise pipeline.IOFailed(f"{out.name}: cannot make the folder {out.parent}: {exc.strerror or exc}") from None
+    return _checked(paths.check_target, out).resolve()
+
+
 def print_report(summary: str, warnings) -> None:
     """What the operators report, on the command line: the warnings, the
     notes, and the summary last."""
@@ -123,19 +157,22 @@ def print_report(summary: str, warnings) -> None:
 
 
 def _save_blend(path) -> None:
-    out = Path(path).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    bpy.ops.wm.save_as_mainfile(filepath=str(out))
+    out = _output(path)
+    try:
+        bpy.ops.wm.save_as_mainfile(filepath=str(out))
+    except RuntimeError as err:
+        raise pipeline.IOFailed(f"{out.name}: cannot save ({str(err).strip().splitlines()[-1]})") from None
     print(f"wrote {out}")
 
 
 def cmd_import(args) -> int:
     try:
+        _output(args.output, make=False)
         import_files(args)
+        _save_blend(args.output)
     except pipeline.IOFailed as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    _save_blend(args.output)
     return 0
 
 
@@ -213,6 +250,9 @@ def verify_import(fmt, built, layered: bool, args) -> tuple[list, verify.Report]
 
 def cmd_verify(args) -> int:
     try:
+        for out in (args.blend, args.render):
+            if out:
+                _output(out, make=False)
         fmt, built, layered = import_files(args)
     except pipeline.IOFailed as err:
         print(f"error: {err}", file=sys.stderr)
@@ -229,7 +269,11 @@ def cmd_verify(args) -> int:
             print(rep.normal_deviation.line())
     print(total.verdict())
     if args.blend:
-        _save_blend(args.blend)
+        try:
+            _save_blend(args.blend)
+        except pipeline.IOFailed as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
     if args.render:
         from . import render
 
@@ -246,8 +290,11 @@ def cmd_export(args) -> int:
     except UnknownFormat as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    if not src.is_file():
-        print(f"error: {src}: no such file", file=sys.stderr)
+    try:
+        _checked(lambda p: paths.check_input(p, max_bytes=None), src)     # Blender reads it: no size limit
+        _checked(paths.check_target, Path(args.output).absolute())
+    except pipeline.IOFailed as err:
+        print(f"error: {err}", file=sys.stderr)
         return 2
     try:
         bpy.ops.wm.open_mainfile(filepath=str(src.resolve()))

@@ -22,7 +22,7 @@ from ..core.skeleton import SkeletonError
 from ..io.errors import FormatError, Warnings, note
 from ..io.formats import Format, UnknownFormat
 from ..scene import AxisConversion, SceneError
-from ..scene.validate import validate
+from ..scene.validate import check_import_size, validate
 from . import anim_build, anim_extract, armature_extract, bone_axes, builder, extractor, metadata, own_binds
 from .extractor import ExtractError
 from .rollback import Rollback
@@ -91,6 +91,7 @@ def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None 
         raise IOFailed(f"{Path(first).name}: no mesh and no skeleton to import")
     orientation_note(scene, warnings)
     try:
+        check_import_size(scene)
         warnings.extend(validate(scene, scene_fps(context)))
     except Exception as err:
         raise _fail(err, first) from None

@@ -72,11 +72,17 @@ class Report:
 
     @property
     def max_error(self) -> float:
-        return max((f.max_error for f in self.frames), default=0.0)
+        """The largest error over the frames; NaN when any frame's is not a
+        number (a NaN must not hide behind the others)."""
+        errors = np.array([f.max_error for f in self.frames], dtype=np.float64)
+        return float(errors.max()) if len(errors) else 0.0
 
     @property
     def ok(self) -> bool:
-        return self.max_error <= self.tolerance
+        """Within the tolerance, and every figure a finite number (a non-finite
+        error, model size or tolerance is a failure, never a pass)."""
+        figures = (self.max_error, self.size, self.tolerance)
+        return bool(np.isfinite(figures).all() and self.max_error <= self.tolerance)
 
     def table(self) -> str:
         lines = [f"{'frame':>8} {'max error':>12} {'mean error':>12}"]
