@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import atexit
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import bpy
@@ -13,8 +14,9 @@ import numpy as np
 
 from ..io import options as specs
 from ..io.formats import UnknownFormat, for_path
+from ..io.progress import Progress
 from ..scene import AxisConversion
-from . import anim_build, builder, ops, pipeline, verify
+from . import anim_build, builder, ops, pipeline, report, verify
 
 
 def _register():
@@ -63,6 +65,17 @@ def reader_options(fmt, args) -> tuple[dict, dict]:
     return _given(fmt.import_options, args), _given(fmt.anim_import_options, args)
 
 
+@contextmanager
+def _console(label: str):
+    """Progress on the command line for what ``pipeline`` shows in Blender's window."""
+    with Progress(label, note="reading") as progress:
+        pipeline.console = progress
+        try:
+            yield progress
+        finally:
+            pipeline.console = None
+
+
 def import_files(args):
     """A new empty scene with the model and its animations (mergeable ones
     first, then dominant ones). Returns (format, built, layered clips or None)."""
@@ -81,7 +94,8 @@ def import_files(args):
     axes = _axes(fmt, args)
     opts = _options(fmt, args)
     scene_options, clip_options = reader_options(fmt, args)
-    built = pipeline.load(bpy.context, fmt, [args.model], axes=axes, options=opts, reader_options=scene_options)
+    with _console(f"import {Path(args.model).name}"):
+        built = pipeline.load(bpy.context, fmt, [args.model], axes=axes, options=opts, reader_options=scene_options)
     for w in built.warnings:
         print("warning:", w)
     for i, p in enumerate(mergeable):
@@ -104,7 +118,8 @@ def import_files(args):
 def _save_blend(path) -> None:
     out = Path(path).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    bpy.ops.wm.save_as_mainfile(filepath=str(out))
+    with report.quiet():        # Blender's own "Info: Saved as" line
+        bpy.ops.wm.save_as_mainfile(filepath=str(out))
     print(f"wrote {out}")
 
 
@@ -171,16 +186,25 @@ def cmd_verify(args) -> int:
         return 2
     parts, total = verify_import(fmt, built, layered, args)
     for title, rep in parts:
-        print(title)
-        print(rep.table())
+        if args.frames:
+            print(title)
+            print(rep.table())
+        print(rep.summary(title))
     print(total.verdict())
     if args.blend:
         _save_blend(args.blend)
     if args.render:
         from . import render
 
-        render.render_poses(bpy.context, Path(args.render), built.armature, [f.frame for f in parts[0][1].frames])
+        with report.quiet():
+            render.render_poses(bpy.context, Path(args.render), built.armature,
+                                [f.frame for f in parts[0][1].frames])
         print(f"wrote {Path(args.render).resolve()}")
+    if args.report:
+        header = report.facts(args, fmt, total, _given(fmt.import_options, args))
+        page = report.write_report(bpy.context, Path(args.report), f"verify {Path(args.model).name}", parts,
+                                   total, built, header)
+        print(f"wrote {page}")
     return 0 if total.ok else 1
 
 

@@ -16,6 +16,7 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..core.skeleton import SkeletonError
 from ..io.errors import FormatError, Warnings
@@ -70,9 +71,14 @@ def _fps(context) -> float:
     return context.scene.render.fps / context.scene.render.fps_base
 
 
+#: What shows progress where there is no window: the command line puts an
+#: ``io.progress.Progress`` (the window manager's progress_* names) here.
+console: Any = None
+
+
 def _progress(context):
     wm = getattr(context, "window_manager", None)
-    return wm if wm is not None and getattr(context, "window", None) is not None else None
+    return wm if wm is not None and getattr(context, "window", None) is not None else console
 
 
 def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None = None,

@@ -21,7 +21,7 @@ import numpy as np
 
 from ...core import quat, sampling
 from ...scene import AxisConversion, Clip, Mesh, Scene, Skeleton
-from ..errors import FormatError, Warnings
+from ..errors import Deviation, FormatError, Warnings
 from ..rows import dedupe_rows
 from .model import RaaAnimation, RaaTrack, RamModel, RiteJoint
 from .to_scene import FORMAT, default_axes, read_scene
@@ -512,7 +512,8 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, fps: f
         dev, where = _measure(scene, fwd, str(path), [str(p) for _, p in anims],
                               [np.arange(a.frame_count) for a, _ in anims], fps, build.size)
         if dev > REPORT:
-            warnings.append(_carry_warning(build, found, f"by up to {dev:.2e} of the model size ({where})"))
+            warnings.append(Deviation(_carry_warning(build, found, f"by up to {dev:.2e} of the model size ({where})"),
+                                      dev, where))
     return written
 
 

@@ -216,8 +216,9 @@ def read_scene(paths, *, axes: AxisConversion | None = None, warnings: list[str]
     warnings = warnings if warnings is not None else Warnings()
     paths = [str(p) for p in paths]
     models = [p for p in paths if Path(p).suffix.lower() == ".ram"]
-    if len(models) != 1:
-        raise FormatError(f"give exactly one .ram model (got {len(models)})")
+    if len(models) != 1:        # named: the first file given, or the second model
+        raise FormatError(f"give exactly one .ram model (got {len(models)})",
+                          path=models[1] if len(models) > 1 else paths[0] if paths else None)
     scene = scene_from_ram(read_ram(models[0], warnings=warnings), path=models[0], axes=axes,
                            warnings=warnings)
     scene.clips = read_clips(scene.skeleton, scene.source.axes, [p for p in paths if p not in models],
