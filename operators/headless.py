@@ -13,6 +13,7 @@ import bpy
 import numpy as np
 
 from ..io import options as specs
+from ..io.errors import FormatError
 from ..io.formats import UnknownFormat, for_path
 from ..io.progress import Progress
 from ..scene import AxisConversion
@@ -179,6 +180,12 @@ def verify_import(fmt, built, layered: bool, args) -> tuple[list, verify.Report]
 
 
 def cmd_verify(args) -> int:
+    if args.report:         # before the work: a report that cannot be written is a bad option
+        try:
+            Path(args.report).mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            print(f"error: {args.report}: cannot make the report folder ({err.strerror or err})", file=sys.stderr)
+            return 2
     try:
         fmt, built, layered = import_files(args)
     except pipeline.IOFailed as err:
@@ -202,8 +209,13 @@ def cmd_verify(args) -> int:
         print(f"wrote {Path(args.render).resolve()}")
     if args.report:
         header = report.facts(args, fmt, total, _given(fmt.import_options, args))
-        page = report.write_report(bpy.context, Path(args.report), f"verify {Path(args.model).name}", parts,
-                                   total, built, header)
+        try:
+            page = report.write_report(bpy.context, Path(args.report), f"verify {Path(args.model).name}", parts,
+                                       total, built, header)
+        except (OSError, FormatError) as err:
+            print(f"error: {args.report}: cannot write the report ({getattr(err, 'strerror', None) or err})",
+                  file=sys.stderr)
+            return 2
         print(f"wrote {page}")
     return 0 if total.ok else 1
 

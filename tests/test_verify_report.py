@@ -139,3 +139,14 @@ def test_report_holds_the_plots_pictures_and_verdicts_offline(tmp_path):
             if key in attrs:
                 v = attrs[key]
                 assert v.startswith(("#", "data:")) or (out / v).is_file(), (tag, v)
+
+
+def test_report_folder_that_cannot_be_made_is_a_clean_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("a file, not a folder\n")
+    r = subprocess.run([sys.executable, "-m", "legacy_skin_io", "verify", str(DATA / "x" / "assimp" / "test.x"),
+                        "--report", str(blocker / "report")], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error: ")]
+    assert errors == [f"error: {blocker / 'report'}: cannot make the report folder (Not a directory)"]
+    assert r.stdout == ""           # refused before any work
