@@ -19,6 +19,7 @@ limit, else 0.
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 import time
@@ -42,6 +43,15 @@ class Job:
     fps: float = 24.0
     read_options: dict | None = None
     write_options: dict | None = None
+
+
+def importable() -> bool:
+    """Whether a fresh Python process can import this package by its name
+    (a worker process does): not inside Blender's extension namespace."""
+    import importlib.util
+
+    top = __name__.split(".")[0]
+    return top != "bl_ext" and importlib.util.find_spec(top) is not None
 
 
 def run_job(job: Job) -> Outcome:
@@ -138,6 +148,16 @@ def _options(args, jobs: list[Job], out_fmt: Format, warnings: list[str]) -> Non
         j.write_options = write
 
 
+def _size(job: Job) -> int:
+    total = 0
+    for p in job.inputs:
+        try:
+            total += os.stat(p).st_size
+        except OSError:
+            pass
+    return total
+
+
 def convert_all(jobs: list[Job], workers: int = 1) -> list[Outcome]:
     """Every job's outcome, in the jobs' order; ``workers`` > 1 runs them in
     that many processes. A progress line counts them on stderr."""
@@ -161,7 +181,12 @@ def convert_all(jobs: list[Job], workers: int = 1) -> list[Outcome]:
             for i in todo:
                 done(i, run_job(jobs[i]))
         else:
-            with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
+            # spawn, never fork: a forked child inherits the locks other threads (the progress
+            # line's, Blender's) held at that moment and can hang on them
+            spawn = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=spawn) as pool:
+                # the largest first, so that no long one is left for the end while the others wait
+                todo.sort(key=lambda i: -_size(jobs[i]))
                 futures = {pool.submit(run_job, jobs[i]): i for i in todo}
                 for fut in as_completed(futures):
                     i = futures[fut]
@@ -210,6 +235,11 @@ def run(args) -> int:
     if args.jobs < 1:
         print(f"error: --jobs must be at least 1, not {args.jobs}", file=sys.stderr)
         return 2
+    workers = args.jobs
+    if workers > 1 and not importable():
+        print("warning: --jobs: worker processes need the package importable on its own (python -m "
+              "legacy_skin_io, not blender --command): converting in this process", file=sys.stderr)
+        workers = 1
     if not (args.max_loss >= 0):
         print(f"error: --max-loss must be a fraction >= 0, not {args.max_loss}", file=sys.stderr)
         return 2
@@ -229,7 +259,7 @@ def run(args) -> int:
         print(f"error: {root}: no model file ({models}) in it", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    outcomes = convert_all(jobs, args.jobs)
+    outcomes = convert_all(jobs, workers)
     seconds = time.perf_counter() - t0
     for o in outcomes:
         if o.internal:                      # a bug: the traceback for a report
@@ -244,7 +274,7 @@ def run(args) -> int:
     lossy = sum(o.over(loss_limit) for o in outcomes)
     converted = len(outcomes) - failed - lossy
     what = f"{lossy} over the loss limit {loss_limit:g} (written; --accept-loss accepts them), " if lossy else ""
-    print(f"{len(outcomes)} file(s) in {seconds:.1f} s ({args.jobs} job{'s' if args.jobs > 1 else ''}): "
+    print(f"{len(outcomes)} file(s) in {seconds:.1f} s ({workers} job{'s' if workers > 1 else ''}): "
           f"{converted} converted, {what}{failed} failed; written below {out_root.resolve()}")
     if failed:
         return 2

@@ -71,14 +71,16 @@ def _fps(context) -> float:
     return context.scene.render.fps / context.scene.render.fps_base
 
 
-#: What shows progress where there is no window: the command line puts an
+#: What shows progress instead of Blender's window: the command line puts an
 #: ``io.progress.Progress`` (the window manager's progress_* names) here.
 console: Any = None
 
 
 def _progress(context):
+    if console is not None:
+        return console
     wm = getattr(context, "window_manager", None)
-    return wm if wm is not None and getattr(context, "window", None) is not None else console
+    return wm if wm is not None and getattr(context, "window", None) is not None else None
 
 
 def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None = None,
