@@ -248,14 +248,14 @@ def write_report(context, folder, title: str, parts, total: Report, built, heade
     folder.mkdir(parents=True, exist_ok=True)
     sections = []
     with Progress("report: rendering", len(parts)) as progress:
-        for n, (title, rep) in enumerate(parts, 1):
-            progress.update(n - 1, note=title)
+        for n, (name, rep) in enumerate(parts, 1):
+            progress.update(n - 1, note=name)
             size = rep.size or 1.0
             image, captions = "", list[str]()
             if rep.played is not None and rep.frames and built.meshes:
                 image, captions = _strip(context, folder, n, built, rep, tile)
             sections.append(report_page.Section(
-                title=title, summary=rep.summary(title), ok=rep.ok, frames=[f.frame for f in rep.frames],
+                title=name, summary=rep.summary(name), ok=rep.ok, frames=[f.frame for f in rep.frames],
                 max_error=[f.max_error / size for f in rep.frames],
                 mean_error=[f.mean_error / size for f in rep.frames],
                 tolerance=rep.tolerance / size, size=size, image=image, captions=captions))

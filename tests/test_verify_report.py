@@ -87,7 +87,9 @@ def test_report_holds_the_plots_pictures_and_verdicts_offline(tmp_path):
     text = index.read_text(encoding="utf-8")
     page = Page()
     page.feed(text)
-    # the verdict at the top, as printed; the files, the Blender version
+    # the title, the verdict at the top as printed; the files, the Blender version
+    assert ["".join(t) for _, _, t in page.all("h1")] == [f"verify {CHARACTER.name}"]
+    assert ["".join(t) for _, _, t in page.all("title")] == [f"verify {CHARACTER.name}"]
     top, = page.all("div", "verdict")
     assert "FAIL" in top[1]["class"].split() and verdict in "".join(top[2])
     body = " ".join(page.text)
