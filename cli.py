@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .io import formats, options
+from .io import export_options, formats, options
 from .scene.axes import AXES
 
 
@@ -49,8 +49,9 @@ def _model_args(p) -> None:
     keys.add_argument("--bake", action="store_true",
                       help="key every frame with the file's exact playback (the default)")
     keys.add_argument("--keys-only", action="store_true",
-                      help="key only the file's keys, which Blender interpolates a little differently "
-                           "between keys (verified against that interpolation)")
+                      help="key only the file's keys (RiTE: and every frame between keys Blender would "
+                           "interpolate differently: the same poses, verified against the runtime; DirectX: "
+                           "interpolated per component, verified against that)")
     options.add_flags(p.add_argument_group("format options (each applies to its format's files)"),
                       [(f.label, _union(f.import_options, f.anim_import_options)) for f in formats.FORMATS])
 
@@ -94,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="export a .blend's rig and meshes (format by the output's suffix)")
     p.add_argument("blend", help="the .blend file to read")
     p.add_argument("-o", "--output", required=True, help=f"the file to write ({_suffixes('model_suffixes')})")
-    p.add_argument("--animations", action="store_true", help="also export the rig's actions")
+    options.add_flags(p.add_argument_group("export options (every format)"),
+                      [("every format", export_options.OPTIONS)])
     options.add_flags(p.add_argument_group("format options (each applies to its format's files)"),
                       [(f.label, f.export_options) for f in formats.FORMATS])
     p.set_defaults(func=lambda a: _blender("cmd_export", a))

@@ -39,6 +39,16 @@ def spread(values, fmt: str = "{:.2f}") -> str:
     return f"median {fmt.format(med)} (min {fmt.format(v[0])} .. max {fmt.format(v[-1])}, {len(v)} runs)"
 
 
+def warm_gltf(bpy, tmp: Path) -> None:
+    """One untimed glTF export and import (the first one loads the add-on)."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    warm = Path(tmp) / "warm.glb"
+    bpy.ops.mesh.primitive_cube_add()
+    bpy.ops.export_scene.gltf(filepath=str(warm))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.import_scene.gltf(filepath=str(warm))
+
+
 def timed(fn):
     t0 = time.perf_counter()
     out = fn()

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ratio_line, spread, x_corpus  # noqa: E402
+from _common import ratio_line, spread, warm_gltf, x_corpus  # noqa: E402
 
 
 def main() -> int:
@@ -58,13 +58,7 @@ def main() -> int:
           f"ratio spread")
     worst = None
     with tempfile.TemporaryDirectory(prefix="bench_xfile_import_") as tmp:
-        # warm-up: the first glTF import loads the add-on
-        bpy.ops.wm.read_homefile(use_empty=True)
-        warm = Path(tmp) / "warm.glb"
-        bpy.ops.mesh.primitive_cube_add()
-        bpy.ops.export_scene.gltf(filepath=str(warm))
-        bpy.ops.wm.read_homefile(use_empty=True)
-        bpy.ops.import_scene.gltf(filepath=str(warm))
+        warm_gltf(bpy, Path(tmp))
         for p in files:
             glb = Path(tmp) / (p.stem + ".glb")
             r = subprocess.run(["assimp", "export", str(p), str(glb)], capture_output=True)

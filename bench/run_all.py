@@ -30,6 +30,7 @@ BENCHMARKS = (
     ("bench_skinning.py", [], ["--quick"]),
     ("bench_rite_io.py", [], ["--vertices", "200000", "--no-baseline"]),
     ("bench_xfile_import.py", [], ["--quick"]),
+    ("bench_timeline.py", [], ["--quick"]),
     ("bench_convert.py", [], ["--quick"]),
     ("bench_batch_convert.py", [], ["--quick"]),
     ("bench_rite_blender.py", [], ["--quick"]),

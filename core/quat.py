@@ -104,20 +104,37 @@ def from_mat3(m) -> np.ndarray:
     c2 = ~c0 & ~c1 & (m11 >= m22)
     c3 = ~c0 & ~c1 & ~c2
     with np.errstate(invalid="ignore", divide="ignore"):
-        s = np.sqrt(np.maximum(tr + 1.0, 0.0)) * 2.0
-        q0 = np.stack(((m[:, 2, 1] - m[:, 1, 2]) / s, (m[:, 0, 2] - m[:, 2, 0]) / s,
-                       (m[:, 1, 0] - m[:, 0, 1]) / s, 0.25 * s), axis=-1)
-        s = np.sqrt(np.maximum(1.0 + m00 - m11 - m22, 0.0)) * 2.0
-        q1 = np.stack((0.25 * s, (m[:, 0, 1] + m[:, 1, 0]) / s, (m[:, 0, 2] + m[:, 2, 0]) / s,
-                       (m[:, 2, 1] - m[:, 1, 2]) / s), axis=-1)
-        s = np.sqrt(np.maximum(1.0 + m11 - m00 - m22, 0.0)) * 2.0
-        q2 = np.stack(((m[:, 0, 1] + m[:, 1, 0]) / s, 0.25 * s, (m[:, 1, 2] + m[:, 2, 1]) / s,
-                       (m[:, 0, 2] - m[:, 2, 0]) / s), axis=-1)
-        s = np.sqrt(np.maximum(1.0 + m22 - m00 - m11, 0.0)) * 2.0
-        q3 = np.stack(((m[:, 0, 2] + m[:, 2, 0]) / s, (m[:, 1, 2] + m[:, 2, 1]) / s, 0.25 * s,
-                       (m[:, 1, 0] - m[:, 0, 1]) / s), axis=-1)
-    q[c0], q[c1], q[c2], q[c3] = q0[c0], q1[c1], q2[c2], q3[c3]
+        # each branch on its own matrices only (c0, a positive trace, is the common one)
+        for cond, branch in ((c0, _from_mat3_trace), (c1, _from_mat3_x), (c2, _from_mat3_y), (c3, _from_mat3_z)):
+            if cond.all():
+                q = branch(m)
+            elif cond.any():
+                q[cond] = branch(m[cond])
     return normalize(q.reshape(shape + (4,)))
+
+
+def _from_mat3_trace(m):
+    s = np.sqrt(np.maximum(m[:, 0, 0] + m[:, 1, 1] + m[:, 2, 2] + 1.0, 0.0)) * 2.0
+    return np.stack(((m[:, 2, 1] - m[:, 1, 2]) / s, (m[:, 0, 2] - m[:, 2, 0]) / s,
+                     (m[:, 1, 0] - m[:, 0, 1]) / s, 0.25 * s), axis=-1)
+
+
+def _from_mat3_x(m):
+    s = np.sqrt(np.maximum(1.0 + m[:, 0, 0] - m[:, 1, 1] - m[:, 2, 2], 0.0)) * 2.0
+    return np.stack((0.25 * s, (m[:, 0, 1] + m[:, 1, 0]) / s, (m[:, 0, 2] + m[:, 2, 0]) / s,
+                     (m[:, 2, 1] - m[:, 1, 2]) / s), axis=-1)
+
+
+def _from_mat3_y(m):
+    s = np.sqrt(np.maximum(1.0 + m[:, 1, 1] - m[:, 0, 0] - m[:, 2, 2], 0.0)) * 2.0
+    return np.stack(((m[:, 0, 1] + m[:, 1, 0]) / s, 0.25 * s, (m[:, 1, 2] + m[:, 2, 1]) / s,
+                     (m[:, 0, 2] - m[:, 2, 0]) / s), axis=-1)
+
+
+def _from_mat3_z(m):
+    s = np.sqrt(np.maximum(1.0 + m[:, 2, 2] - m[:, 0, 0] - m[:, 1, 1], 0.0)) * 2.0
+    return np.stack(((m[:, 0, 2] + m[:, 2, 0]) / s, (m[:, 1, 2] + m[:, 2, 1]) / s, 0.25 * s,
+                     (m[:, 1, 0] - m[:, 0, 1]) / s), axis=-1)
 
 
 # --- interpolation -----------------------------------------------------------

@@ -70,14 +70,33 @@ def sample_linear(times, values, starts, track_of_key, query, rot_mode: str | No
     t0, t1 = times[i0], times[i1]
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(i0 == i1, 0.0, (q[:, None] - t0) / np.where(t1 == t0, 1.0, t1 - t0))
+    if rot_mode == "slerp":
+        return _slerp_keys(values, i0, t)
     a, b = values[i0], values[i1]
     if rot_mode is None:
         return a + (b - a) * t[..., None]
-    if rot_mode == "slerp":
-        return quat.slerp_shortest(a, b, t)
     if rot_mode == "nlerp":
         return quat.nlerp_blender(a, b, t)
     raise ValueError(f"unknown rotation interpolation {rot_mode!r}")
+
+
+def _slerp_keys(values, i0, t) -> np.ndarray:
+    """``quat.slerp_shortest(values[i0], values[i0 + 1], t)`` (where ``t`` is
+    0 the key itself: the sampler's holds and a track's last key), with the
+    terms that depend only on the two keys computed once per key instead of
+    once per sample (the same expressions, so the same numbers)."""
+    a = values
+    b = values[np.minimum(np.arange(1, len(values) + 1), len(values) - 1)]
+    cos = quat.dot(a, b)
+    b = np.where((cos < 0.0)[..., None], -b, b)
+    cos = np.abs(cos)
+    near = cos > 0.9995
+    angle = np.arccos(np.clip(cos, -1.0, 1.0))
+    s = np.where(near, 1.0, np.sin(angle))
+    near, angle, s = near[i0], angle[i0], s[i0]
+    fa = np.where(near, 1.0 - t, np.sin(angle * (1.0 - t)) / s)[..., None]
+    fb = np.where(near, t, np.sin(angle * t) / s)[..., None]
+    return quat.normalize(a[i0] * fa + b[i0] * fb)
 
 
 @dataclass
@@ -120,8 +139,9 @@ def decompose_trs(m):
     m = np.asarray(m, dtype=np.float64)
     t = m[..., :3, 3].copy()
     basis = m[..., :3, :3]
-    s = np.linalg.norm(basis, axis=-2)
-    det = np.linalg.det(basis)
+    s = np.sqrt(np.einsum("...ij,...ij->...j", basis, basis))
+    c0, c1, c2 = basis[..., 0], basis[..., 1], basis[..., 2]
+    det = np.einsum("...i,...i->...", c0, np.cross(c1, c2))
     s[..., 0] = np.where(det < 0.0, -s[..., 0], s[..., 0])
     safe = np.where(s == 0.0, 1.0, s)
     rot = basis / safe[..., None, :]

@@ -27,7 +27,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import options
+from . import export_options, options
 from .convert import EXIT_LOSS, INPUT, Outcome, convert_files, limit
 from .formats import FORMATS, Format, UnknownFormat, for_path
 from .progress import Progress
@@ -43,6 +43,7 @@ class Job:
     fps: float = 24.0
     read_options: dict | None = None
     write_options: dict | None = None
+    path_mode: str | None = None
 
 
 def importable() -> bool:
@@ -62,7 +63,7 @@ def run_job(job: Job) -> Outcome:
         return Outcome(job.inputs, job.output, error=f"{Path(job.output).parent}: cannot make the folder "
                                                      f"({err.strerror or err})")
     return convert_files(job.inputs, job.output, fps=job.fps, read_options=job.read_options,
-                         write_options=job.write_options)
+                         write_options=job.write_options, path_mode=job.path_mode)
 
 
 def _format_of(name: str) -> tuple[Format, bool] | None:
@@ -140,12 +141,14 @@ def _options(args, jobs: list[Job], out_fmt: Format, warnings: list[str]) -> Non
     mine = [s for f in in_formats.values() for s in f.import_options]
     for flag in options.unused(args, mine, prefix=INPUT):
         warnings.append(f"{flag}: not an option of the input files' formats, ignored")
-    for flag in options.unused(args, out_fmt.export_options):
+    for flag in options.unused(args, out_fmt.export_options + export_options.CONVERT):
         warnings.append(f"{flag}: not an option of {out_fmt.label} output, ignored")
+    shared = options.given(args, export_options.CONVERT)
     for j in jobs:
         j.fps = args.fps
         j.read_options = read[for_path(j.inputs[0]).id]
         j.write_options = write
+        j.path_mode = shared.get("path_mode")
 
 
 def _size(job: Job) -> int:

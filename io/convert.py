@@ -31,13 +31,14 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import options
+from . import export_options, options
 from .errors import FormatError, Warnings, largest_deviation
 from .formats import FORMATS, UnknownFormat, for_path
 
 
 def convert(inputs: list[str], output: str, *, fps: float = 24.0, read_options: dict | None = None,
-            write_options: dict | None = None, warnings: list[str] | None = None) -> list[str]:
+            write_options: dict | None = None, warnings: list[str] | None = None,
+            path_mode: str | None = None) -> list[str]:
     """Convert ``inputs`` (one format's model file and its animation files)
     to ``output`` (format by suffix). Returns the paths written.
     ``read_options`` are the input format's import options,
@@ -45,7 +46,9 @@ def convert(inputs: list[str], output: str, *, fps: float = 24.0, read_options: 
     format does not have, or a bad value, is an :class:`.options.OptionError`).
     Raises FormatError (bad input, unwritable output) or
     :class:`.formats.UnknownFormat` (unknown suffix); an existing output is
-    replaced only by a complete file."""
+    replaced only by a complete file. ``path_mode`` (``io.export_options``;
+    None: texture names as the input names them) rewrites texture paths,
+    relative names taken as relative to the first input's folder."""
     from ..scene import SceneError
 
     warnings = warnings if warnings is not None else Warnings()
@@ -66,10 +69,16 @@ def convert(inputs: list[str], output: str, *, fps: float = 24.0, read_options: 
         scene = in_fmts[0].read_scene(inputs, warnings=warnings, **(read_options or {}))
     except SceneError as err:
         raise FormatError(str(err), path=inputs[0]) from None
+    copies = []
+    if path_mode is not None:
+        copies = export_options.texture_paths(scene, path_mode, output, base_dir=str(Path(inputs[0]).parent),
+                                              warnings=warnings)
     try:
-        return out_fmt.write_scene(scene, output, warnings=warnings, fps=float(fps), **(write_options or {}))
+        written = out_fmt.write_scene(scene, output, warnings=warnings, fps=float(fps), **(write_options or {}))
     except SceneError as err:
         raise FormatError(str(err), path=output) from None
+    export_options.copy_textures(copies, warnings)
+    return written
 
 
 #: ``convert`` offers the input format's import options as ``--input-<flag>``
@@ -93,6 +102,8 @@ def add_arguments(parser) -> None:
                              f"the folder to write into (its tree is kept)")
     parser.add_argument("--fps", type=float, default=24.0,
                         help="scene frames per second: frame-based animations <-> time-based ones (default 24)")
+    options.add_flags(parser.add_argument_group("output options (every format)"),
+                      [("every format", export_options.CONVERT)])
     loss = parser.add_mutually_exclusive_group()
     loss.add_argument("--max-loss", type=float, default=LOSS_LIMIT, metavar="F",
                       help=f"the largest deviation of the written files from the input accepted, as a fraction "
@@ -148,7 +159,7 @@ class Outcome:
 
 
 def convert_files(inputs: list[str], output: str, *, fps: float = 24.0, read_options: dict | None = None,
-                  write_options: dict | None = None) -> Outcome:
+                  write_options: dict | None = None, path_mode: str | None = None) -> Outcome:
     """:func:`convert`, never raising: the files written, the warnings, the
     loss, or the one-line reason it failed. The one place every conversion
     of the command line goes through (one file or a folder's)."""
@@ -156,7 +167,7 @@ def convert_files(inputs: list[str], output: str, *, fps: float = 24.0, read_opt
     out = Outcome([str(p) for p in inputs], str(output))
     try:
         out.written = convert(out.inputs, out.output, fps=fps, read_options=read_options,
-                              write_options=write_options, warnings=warnings)
+                              write_options=write_options, warnings=warnings, path_mode=path_mode)
     except (FormatError, UnknownFormat) as err:
         out.error = one_line(err)
     except OSError as err:
@@ -180,7 +191,7 @@ def _given(args, warnings: list[str]) -> tuple[dict, dict]:
     in_fmt, out_fmt = for_path(args.inputs[0]), for_path(args.output, sniff=False)
     for flag in options.unused(args, in_fmt.import_options, prefix=INPUT):
         warnings.append(f"{flag}: not an option of {in_fmt.label} input, ignored")
-    for flag in options.unused(args, out_fmt.export_options):
+    for flag in options.unused(args, out_fmt.export_options + export_options.CONVERT):
         warnings.append(f"{flag}: not an option of {out_fmt.label} output, ignored")
     return (options.given(args, in_fmt.import_options, prefix=INPUT),
             options.given(args, out_fmt.export_options))
@@ -209,10 +220,12 @@ def run(args) -> int:
     early = Warnings()
     try:
         read, write = _given(args, early)
+        shared = options.given(args, export_options.CONVERT)
     except (FormatError, UnknownFormat) as err:
         print(f"error: {one_line(err)}", file=sys.stderr)
         return 2
-    out = convert_files(list(args.inputs), args.output, fps=args.fps, read_options=read, write_options=write)
+    out = convert_files(list(args.inputs), args.output, fps=args.fps, read_options=read, write_options=write,
+                        path_mode=shared.get("path_mode"))
     for w in [*early, *out.warnings]:
         print(f"warning: {one_line(w)}", file=sys.stderr)
     if out.error:

@@ -1,13 +1,19 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Scene clips -> Blender actions and NLA tracks (the builder's animation
-pass), and slotted actions with F-curves in bulk (Blender 4.4+ / 5.0 API).
+"""Scene clips -> Blender actions (the builder's animation pass), and
+slotted actions with F-curves in bulk (Blender 4.4+ / 5.0 API).
 
 * :func:`build_action` — a clip becomes an action: the file's keys mapped
   channel by channel when that is exact (:func:`channel_mode_exact`), else
-  every frame baked from the clip's own sampler (:func:`bake_clip`);
-* :func:`place_actions` / :func:`place_layers` — ACTION clips on muted NLA
-  tracks, RiTE-style layers as weighted Replace strips (a cycling clip loops
-  with a second, repeated strip).
+  baked from the clip's own playback (``anim_bake``: evaluated where it
+  bends and keyed where Blender's linear interpolation needs a key to play
+  it within 1e-7 of the model size at every frame); with Key Every Frame
+  off, a sampler that knows which frames its keys need (``linear_keys``)
+  keys only those;
+* a clip that loops as the RiTE Animator does (frame 0, then 1..N-1 for
+  ever) loops by itself: Cycles modifiers on its F-curves, keyed 0..N-1
+  (:func:`animator_loop`);
+* :func:`place_actions` — ACTION clips on muted NLA tracks (the first
+  active), layered clips as the layer stack (``anim_layers``).
 """
 from __future__ import annotations
 
@@ -17,10 +23,9 @@ import bpy
 import numpy as np
 from bpy_extras import anim_utils
 
-from ..core import quat, rig, sampling
-from ..core.blend import mergeable_influences
+from ..core import sampling
 from ..scene import Clip
-from . import metadata
+from . import anim_bake, metadata, source_keys
 
 if TYPE_CHECKING:
     from .builder import Built
@@ -113,7 +118,22 @@ def short_clip_warning(built: Built, clip: Clip, fps: float) -> None:
     f0, f1 = clip.frame_range(fps)
     if f1 - f0 < 2.0 and clip.end > clip.start:
         built.warnings.append(f"{clip.name}: the animation lasts {f1 - f0:.3g} frame(s) at {fps:g} fps: if it "
-                              f"should be longer, set the importer's Ticks per Second")
+                              f"should be longer, set the importer's Time Base")
+
+
+def time_base_note(clips: list[Clip], fps: float) -> str | None:
+    """One line for the import summary: the time base the clips' keys were
+    read with (a reader's ``extras["time_base"]``, e.g. .X's Time Base
+    option) and the length it gives them; None when no clip says."""
+    said = [c for c in clips if isinstance(c.extras.get("time_base"), str)]
+    if not said:
+        return None
+    notes = list(dict.fromkeys(c.extras["time_base"] for c in said))
+    lengths = [f1 - f0 for f0, f1 in (c.frame_range(fps) for c in said)]
+    longest = said[int(np.argmax(lengths))]
+    return (f"time base {'; '.join(notes)}: {max(lengths):.4g} frames at {fps:g} fps"
+            + (f" ({longest.name}, longest of {len(said)})" if len(said) > 1 else "")
+            + "; set Time Base to change it")
 
 
 def dense_keys(clip: Clip, fps: float) -> bool:
@@ -183,32 +203,48 @@ def animated_props(clip: Clip, j: int) -> set[str]:
     return out
 
 
-def bake_clip(built: Built, clip: Clip, fps: float):
-    """(frames, location, rotation, scale) of every bone at every frame of
-    ``clip`` (rotations in the sign of ``Clip.baked_rotations``)."""
-    sk = built.scene.skeleton
-    assert sk is not None
-    rs = built.rest
-    frames, times = clip.bake_frames(fps)
-    world = sk.world(clip.sample_local(sk.local, times))[:, built.bones]
-    t, r, s = rig.basis_channels(rs.pose_basis(world))
-    if len(clip.rotation.targets):
-        # the sign of Clip.baked_rotations (a layer is blended with it, and
-        # the extractor maps keys back to it linearly)
-        _, ref = clip.baked_rotations(sampling.decompose_trs(sk.local)[1], fps)
-        local_q = ref[:, built.bones]
-        mapped = quat.mul(quat.mul(rs.parent_bind_quat[None], local_q), quat.conj(rs.rest_to_bind_quat)[None])
-        r = np.where(np.sum(r * mapped, axis=-1, keepdims=True) < 0, -r, r)
-    return frames, t, r, s
+def animator_loop(clip: Clip, fps: float) -> bool:
+    """True when ``clip`` loops as the RiTE Animator does: its first frame
+    once, then from the next frame to its last for ever (cycle = (start + 1,
+    end + 1) in frames). Such an action is keyed on its range only and
+    loops with a Cycles modifier on each F-curve: the modifier repeats the
+    keys' span, so the frames after the last play first + 1, first + 2, ...
+    (at the period's multiples Blender takes the last key), as the Animator
+    goes from N-1 to 1."""
+    if clip.cycle is None:
+        return False
+    f0, f1 = clip.frame_range(fps)
+    c0, c1 = (float(x) for x in clip.to_frames(clip.cycle, fps))
+    return f1 - f0 >= 1.0 and abs(c0 - (f0 + 1.0)) < 1e-6 and abs(c1 - (f1 + 1.0)) < 1e-6
+
+
+def linear_mask(built: Built, clip: Clip, fps: float, bake: bool, exact: bool) -> np.ndarray | None:
+    """Key Every Frame off, for a clip whose sampler knows which frames its
+    keys need (``linear_keys``, e.g. RiTE's), on a rig whose rotation
+    channels map linearly (``exact``, :func:`channel_mode_exact`): (K, J)
+    bool, the frames of ``anim_bake.key_frames`` each joint's rotation is keyed on
+    (the file's keys and every frame of the spans Blender's interpolation
+    could not play, reported). None: key every frame."""
+    sampler = clip.sampler
+    if bake or not exact or sampler is None or not hasattr(sampler, "linear_keys"):
+        return None
+    _, times = anim_bake.key_frames(clip, fps)
+    mask, note = sampler.linear_keys(times)
+    if note:
+        built.warnings.append(f"{clip.name}: {note}")
+    out = np.ones((len(times), len(clip.animated)), dtype=bool)
+    out[:, clip.rotation.targets] = mask
+    return out
 
 
 def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) -> frozenset:
     """(bone index, property) pairs that every clip animating them holds at
     the default pose throughout (within 1e-9, of the model size for
-    locations): no action need key them, the pose bones keep their default
-    (tiny_4anim: 224 of its 1520 F-curves). For
-    ACTION clips all baked (``baked``: their ``bake_clip``), since nothing
-    else then sets those channels."""
+    locations; at every baked frame, which includes the frames next to each
+    of the clip's keys): no action need key them, the pose bones keep their
+    default (tiny_4anim: 224 of its 1520 F-curves). For ACTION clips all
+    baked (``baked``: their ``anim_bake.bake_clip``), since nothing else
+    then sets those channels."""
     dt, dr, ds = default_channels(built)
     out = set()
     for bi, j in enumerate(built.bones.tolist()):
@@ -232,10 +268,15 @@ def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) 
 
 
 def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict[int, set[str]],
-                 channels=None, resting: frozenset = frozenset()):
-    """One action for ``clip``: baked (every frame from the clip's own
-    sampler; ``channels``: its ``bake_clip`` when already made) or the file's
-    keys mapped channel by channel. ``resting`` channels are not keyed."""
+                 channels=None, resting: frozenset = frozenset(), mask: np.ndarray | None = None,
+                 size: float | None = None, room: anim_bake.Budget | None = None):
+    """One action for ``clip``: baked (the clip's own playback, evaluated by
+    ``anim_bake.bake_clip`` and keyed where ``anim_bake.baked_keys`` needs a
+    key, its rotations on the frames ``mask`` (:func:`linear_mask`) keeps
+    when given; ``channels``: the bake when already made; ``size``: the
+    model's, ``oracle.size``; ``room``: its ``anim_bake.budget``) or the
+    file's keys mapped channel by channel. ``resting`` channels are not
+    keyed. A clip that loops as the Animator does loops with Cycles modifiers."""
     action, slot, bag = new_action_for(built.armature, clip.name)
     sk = built.scene.skeleton
     assert sk is not None
@@ -247,15 +288,22 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
     dt, dr, ds = default_channels(built)
     f0 = clip.frame_range(fps)[0]
     if baked:
-        frames, t, r, s = channels if channels is not None else bake_clip(built, clip, fps)
+        room = room or anim_bake.budget(built, size)
+        frames, t, r, s = (channels if channels is not None
+                          else anim_bake.bake_clip(built, clip, fps, room, every_frame=mask is not None))
+        keyed = {bi: animated_props(clip, j) if clip.animated[j] else set()
+                 for bi, j in enumerate(built.bones.tolist())}
+        wanted = {prop: [bi for bi in keyed if prop in keyed[bi] and (bi, prop) not in resting] for prop in _PROPS}
+        keep = anim_bake.baked_keys(built, frames, (t, r, s), wanted, room, blended=clip.layer != "ACTION")
         for bi, j in enumerate(built.bones.tolist()):
             bone = built.bone_names[j]
-            keyed = animated_props(clip, j) if clip.animated[j] else set()
             for prop, vals in zip(_PROPS, (t[:, bi], _wxyz(r[:, bi]), s[:, bi])):
                 if (bi, prop) in resting:
                     continue
-                if prop in keyed:
-                    _key(bag, bone, prop, frames, vals)
+                if prop in keyed[bi]:
+                    rows = (mask[:, j] if mask is not None and prop == "rotation_quaternion"
+                            else keep[prop][bi])
+                    _key(bag, bone, prop, frames[rows], vals[rows])
                 elif clip.layer == "ACTION" and prop in static.get(bi, ()):
                     _key(bag, bone, prop, [f0], {"location": dt, "rotation_quaternion": _wxyz(dr),
                                                  "scale": ds}[prop][bi][None])
@@ -265,15 +313,38 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
     cycle = None
     if clip.cycle is not None:
         cycle = [float(x) for x in clip.to_frames(clip.cycle, fps)]
-    action.frame_range = (min(lo, 0.0) if clip.layer == "ACTION" else lo,
-                          max(cycle[1] if cycle and clip.layer != "ACTION" else hi, lo + 1.0))
+    loops = animator_loop(clip, fps)
+    if loops:
+        add_cycles(bag)
+    action.frame_range = (min(lo, 0.0) if clip.layer == "ACTION" else lo, max(hi, lo + 1.0))
     action.use_frame_range = True
-    action.use_cyclic = clip.cycle is not None
+    action.use_cyclic = loops
     metadata.store(action, metadata.CLIP_KEY, {
-        "layer": clip.layer, "weight": clip.weight, "start": clip.start, "end": clip.end,
-        "cycle": clip.cycle, "cycle_frames": cycle, "ticks_per_second": clip.ticks_per_second,
+        "layer": clip.layer, "weight": clip.weight, "mix": clip.mix, "start": clip.start, "end": clip.end,
+        "cycle": clip.cycle, "cycle_frames": cycle, "loops": loops, "ticks_per_second": clip.ticks_per_second,
         "baked": bool(baked), "extras": clip.extras})
+    source_keys.record(action, clip, built.armature)     # an export writes an untouched set key for key
     return action, slot
+
+
+def add_cycles(bag) -> None:
+    """A Cycles modifier (nothing before the first key, repeat after the
+    last) on each F-curve of ``bag`` with two keys or more."""
+    for fc in bag.fcurves:
+        if len(fc.keyframe_points) > 1 and not any(m.type == "CYCLES" for m in fc.modifiers):
+            mod = fc.modifiers.new("CYCLES")
+            mod.mode_before = "NONE"
+            mod.mode_after = "REPEAT"
+
+
+def loop_range(clip: Clip, fps: float) -> tuple[float, float] | None:
+    """The scene frames that loop cleanly for a clip that loops as the
+    Animator does (1..N-1: the scene's end -> start is the Animator's
+    N-1 -> 1), else None."""
+    if not animator_loop(clip, fps):
+        return None
+    f0, f1 = clip.frame_range(fps)
+    return f0 + 1.0, f1
 
 
 def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0) -> None:
@@ -326,8 +397,9 @@ def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0
 
 def place_actions(built: Built, fps: float) -> tuple[float, float] | None:
     """ACTION clips: each on a muted NLA track (so none is lost), the first
-    active. Layered clips: the layer stack (:func:`place_layers`). Returns
-    the scene frame range the clips span."""
+    active. Layered clips: the layer stack (``anim_layers.place_layers``).
+    Returns the scene frame range to play: the active clip's loop when it
+    loops as the Animator does, else the span of the clips."""
     arm = built.armature
     ad = arm.animation_data or arm.animation_data_create()
     acts = [(a, s, c) for a, s, c in built.actions if c.layer == "ACTION"]
@@ -340,85 +412,23 @@ def place_actions(built: Built, fps: float) -> tuple[float, float] | None:
         track.mute = True
     if acts:
         assign_action(arm, acts[0][0], acts[0][1])
+    stack = None
     if layers:
-        place_layers(arm, [(a, s, c.layer, c.weight) for a, s, c in layers], fps)
+        from . import anim_layers  # imported here: it keys its actions with this module's helpers
+
+        stack = anim_layers.place_layers(built, [(a, s, c.layer, c.weight) for a, s, c in layers], fps,
+                                         mix=next((c.mix for _, _, c in reversed(layers) if c.layer != "DOMINANT"),
+                                                  None))
     for a, _, _ in built.actions:      # nothing imported is lost on save and reload
         a.use_fake_user = True
     if not built.actions:
         return None
+    if acts and loop_range(acts[0][2], fps) is not None:
+        return loop_range(acts[0][2], fps)
+    if stack is not None and not acts:
+        return stack
     ranges = [c.frame_range(fps) for _, _, c in built.actions]
-    return min(r[0] for r in ranges), max(r[1] for r in ranges)
-
-
-def place_layers(arm_obj, new: list, fps: float = 24.0) -> float:
-    """(Re)build the layer stack on ``arm_obj``: the layer tracks already
-    there plus ``new`` (action, slot, layer, weight); MERGEABLE tracks first
-    (weights turned into Replace influences w_i / (w_1 + ... + w_i)),
-    DOMINANT ones on top. A cycling action plays its start once, then
-    repeats [cycle start, cycle end] (Blender's repeat returns to the
-    strip's start, hence two strips). Returns the scene frame where the
-    longest clip of the whole stack ends."""
-    ad = arm_obj.animation_data or arm_obj.animation_data_create()
-    entries = []
-    for tr in list(ad.nla_tracks):
-        meta = _layer_meta(tr)
-        if meta:
-            st = tr.strips[0]
-            entries.append((st.action, st.action_slot, meta["layer"], meta["weight"]))
-            ad.nla_tracks.remove(tr)
-    entries += new
-    merge = [e for e in entries if e[2] != "DOMINANT"]
-    dom = [e for e in entries if e[2] == "DOMINANT"]
-    infl = list(mergeable_influences([e[3] for e in merge])) + [1.0] * len(dom)
-    metas = [metadata.load(e[0], metadata.CLIP_KEY) or {} for e in merge + dom]
-    ends = [float(e[0].frame_range[1]) for e in merge + dom]
-    end = max(ends + [1.0])
-    others = list(ad.nla_tracks)
-    prev = others[-1] if others else None
-    for (action, slot, layer, weight), inf, meta in zip(merge + dom, infl, metas):
-        meta.update(layer=layer, weight=float(weight))
-        metadata.store(action, metadata.CLIP_KEY, meta)
-        tr = ad.nla_tracks.new(prev=prev)
-        tr.name = action.name
-        lo, hi = (float(x) for x in action.frame_range)
-        cycle = meta.get("cycle_frames")
-        strips = []
-        if cycle and cycle[1] - cycle[0] > 0:
-            c0, c1 = float(cycle[0]), float(cycle[1])
-            first = tr.strips.new(action.name, int(lo), action)
-            first.action_frame_start, first.action_frame_end = lo, c0
-            first.frame_end = c0
-            loop = tr.strips.new(action.name + " loop", int(c0), action)
-            loop.action_frame_start, loop.action_frame_end = c0, c1
-            loop.repeat = float(int(np.floor(10 * end / (c1 - c0))) + 2)
-            strips = [first, loop]
-        else:
-            strips = [tr.strips.new(action.name, int(lo), action)]
-        for st in strips:
-            st.action_slot = slot
-            st.blend_type = "REPLACE"
-            st.extrapolation = "HOLD_FORWARD" if prev is not None else "HOLD"
-            if inf < 1.0:
-                st.use_animated_influence = True
-                for fc in st.fcurves:
-                    if fc.data_path == "influence":
-                        for kp in fc.keyframe_points:
-                            kp.co[1] = inf
-                        fc.update()
-                st.influence = inf
-        prev = tr
-    ad.action = None
-    ends = [m["end"] if m.get("ticks_per_second") is None else m["end"] / m["ticks_per_second"] * fps
-            for m in metas if "end" in m]
-    return max(ends + [1.0])
-
-
-def _layer_meta(track):
-    """The layer metadata of an NLA track made by :func:`place_layers`, or None."""
-    if not 1 <= len(track.strips) <= 2 or track.strips[0].action is None:
-        return None
-    meta = metadata.load(track.strips[0].action, metadata.CLIP_KEY)
-    return meta if meta and meta.get("layer") in ("MERGEABLE", "DOMINANT") else None
+    return min(min(r[0] for r in ranges), 0.0), max(r[1] for r in ranges)
 
 
 def must_bake(built: Built, clip: Clip, fps: float, bake: bool, exact: bool) -> bool:
@@ -448,12 +458,15 @@ def build_clips(built: Built, fps: float, bake: bool, size: float) -> tuple[floa
     for clip in clips:
         short_clip_warning(built, clip, fps)
     modes = [must_bake(built, clip, fps, built.baked, exact) for clip in clips]
+    masks = [linear_mask(built, clip, fps, bake, exact) if baked else None for clip, baked in zip(clips, modes)]
     pre: list = [None] * len(clips)
+    room = anim_bake.budget(built, size)
     resting: frozenset = frozenset()
     if all(modes) and all(c.layer == "ACTION" for c in clips):
-        pre = [bake_clip(built, clip, fps) for clip in clips]
+        pre = [anim_bake.bake_clip(built, clip, fps, room, every_frame=mask is not None)
+               for clip, mask in zip(clips, masks)]
         resting = resting_channels(built, clips, pre, size)
-    for clip, baked, channels in zip(clips, modes, pre):
-        action, slot = build_action(built, clip, fps, baked, static, channels, resting)
+    for clip, baked, channels, mask in zip(clips, modes, pre, masks):
+        action, slot = build_action(built, clip, fps, baked, static, channels, resting, mask, size, room)
         built.actions.append((action, slot, clip))
     return place_actions(built, fps)

@@ -1,7 +1,20 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Blender actions -> scene clips (the extractor's animation pass): each
-animated bone's channels at its keyed frames when Blender's interpolation of
-them is linear (exact), else at every frame of the action's range."""
+"""Blender actions -> scene clips (the extractor's animation pass).
+
+* A set an import made and nobody touched since (its F-curves have the
+  fingerprint the import recorded, no constraint or driver moves the bones)
+  is the clip the import read, key for key (:mod:`.source_keys`).
+* Any other action is sampled at its keys, at every whole frame of its
+  range, at the times of the keys the import read (when it made the action)
+  and at its first and last time; by default from the evaluated pose
+  (``bake``: what Blender shows: constraints, drivers, Euler and
+  axis-angle rotations, any inheritance; :mod:`.pose_sampling`), else from
+  the F-curves alone.
+
+An action whose range ends between two frames (an 80.8-frame animation) was
+keyed by the builder with its end pose on the next whole frame: the end pose
+is written at the action's own end time.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -11,54 +24,93 @@ import numpy as np
 
 from ..core import quat, sampling
 from ..scene import Clip
-from . import metadata
+from . import metadata, pose_sampling, source_keys
 
 if TYPE_CHECKING:
     from .armature_extract import Rig
 
+#: the pose bone properties an action's F-curves animate
+PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
+ROTATIONS = ("rotation_quaternion", "rotation_euler", "rotation_axis_angle")
+#: scopes of the actions an export writes
+SCOPES = ("OWNED", "ALL")
 
-def action_channels(action, bone_names) -> dict:
-    """{bone: {property: {index: fcurve}}} of an action's pose-bone F-curves (any slot)."""
+
+def action_channels(action, pose_bones, bone_names) -> dict:
+    """{bone: {property: {index: fcurve}}} of an action's pose-bone F-curves
+    (any slot). Paths are matched against the pose bones' own
+    ``path_from_id`` (names holding quotes, brackets or control characters
+    included)."""
+    names = set(bone_names)
+    paths = {pb.path_from_id(p): (pb.name, p) for pb in pose_bones if pb.name in names for p in PROPS}
     out: dict = {}
-    for layer in action.layers:
-        for strip in layer.strips:
-            for bag in strip.channelbags:
-                for fc in bag.fcurves:
-                    path = fc.data_path
-                    if not path.startswith('pose.bones["'):
-                        continue
-                    bone = path[len('pose.bones["'):].split('"]', 1)[0]
-                    bone = bone.replace('\\"', '"').replace("\\\\", "\\")
-                    prop = path.rsplit(".", 1)[-1]
-                    if bone in bone_names:
-                        out.setdefault(bone, {}).setdefault(prop, {})[fc.array_index] = fc
+    for fc in source_keys.fcurves(action):
+        hit = paths.get(fc.data_path)
+        if hit is not None:
+            out.setdefault(hit[0], {}).setdefault(hit[1], {})[fc.array_index] = fc
     return out
 
 
-def rig_actions(arm_obj, bone_names) -> list:
-    """Actions animating the armature's bones: its NLA tracks' first (track
-    order), then the active action, then the others (name order)."""
-    names = set(bone_names)
-    out = []
+def rig_actions(arm_obj, bone_names, scope: str = "OWNED") -> list[tuple]:
+    """(action, slot) pairs an export of ``arm_obj`` writes: its NLA strips'
+    actions (track order), its active action, and the actions an import
+    made for it (name order); with ``scope`` "ALL" also every other action
+    that animates bones of its names."""
+    out: list[tuple] = []
+    seen: set = set()
+
+    def add(action, slot):
+        # the layer stack's own actions (its base, signed copies) are not animations
+        if action is not None and action not in seen and metadata.load(action, metadata.MIX_KEY) is None:
+            seen.add(action)
+            out.append((action, slot))
+
     ad = arm_obj.animation_data
     if ad is not None:
         for track in ad.nla_tracks:
             for st in track.strips:
-                if st.action is not None and st.action not in out:
-                    out.append(st.action)
-        if ad.action is not None and ad.action not in out:
-            out.append(ad.action)
-    for a in bpy.data.actions:
-        if a not in out:
-            out.append(a)
-    return [a for a in out if action_channels(a, names)]
+                add(st.action, getattr(st, "action_slot", None))
+        add(ad.action, getattr(ad, "action_slot", None))
+    token = source_keys.rig_token(arm_obj)
+    rest = sorted((a for a in bpy.data.actions if a not in seen), key=lambda a: a.name)
+    for a in rest:
+        if token and source_keys.owner(a) == token:
+            add(a, None)
+    if scope == "ALL":
+        for a in rest:
+            if not source_keys.owner(a) or source_keys.owner(a) != token:
+                if action_channels(a, arm_obj.pose.bones, bone_names):
+                    add(a, None)
+    return out
+
+
+def unclaimed_actions(arm_obj, bone_names, exported: list) -> list:
+    """Actions that animate bones of ``arm_obj``'s names, are not written,
+    and belong to no rig (no import made them, no other object plays them):
+    the ones a user may have meant (reported, not written)."""
+    mine = {a for a, _ in exported}
+    played = set()
+    for o in bpy.data.objects:
+        ad = o.animation_data
+        if o != arm_obj and ad is not None:
+            played.add(ad.action)
+            played.update(st.action for tr in ad.nla_tracks for st in tr.strips)
+    return [a for a in bpy.data.actions
+            if a not in mine and a not in played and not source_keys.owner(a)
+            and metadata.load(a, metadata.MIX_KEY) is None and action_channels(a, arm_obj.pose.bones, bone_names)]
+
+
+def _plain(fc) -> bool:
+    """No modifier but Cycles: the keys are the curve inside their span."""
+    return all(m.type == "CYCLES" for m in fc.modifiers)
 
 
 def fcurve_values(fc, frames: np.ndarray) -> np.ndarray:
     """An F-curve at ``frames``: numpy for linear curves without modifiers
-    (the same values Blender computes), ``fc.evaluate`` otherwise."""
+    but Cycles, at frames inside the keys' span for those (the same values
+    Blender computes), ``fc.evaluate`` otherwise."""
     n = len(fc.keyframe_points)
-    if n and not len(fc.modifiers):
+    if n and _plain(fc) and (not len(fc.modifiers) or _inside_keys(fc, frames)):
         interp = np.empty(n, dtype=np.int32)
         fc.keyframe_points.foreach_get("interpolation", interp)
         if n == 1 or np.all(interp[:-1] == 1) and fc.extrapolation == "CONSTANT":
@@ -68,26 +120,23 @@ def fcurve_values(fc, frames: np.ndarray) -> np.ndarray:
     return np.array([fc.evaluate(float(f)) for f in frames], dtype=np.float64)
 
 
-def _linear_keys(ch: dict) -> np.ndarray | None:
-    """The keyed frames of a bone's curves when all of them are linear
-    without modifiers (sampling only them is exact), else None."""
+def _inside_keys(fc, frames) -> bool:
+    n = len(fc.keyframe_points)
+    first, last = fc.keyframe_points[0].co[0], fc.keyframe_points[n - 1].co[0]
+    return bool(np.all((np.asarray(frames) >= first - 1e-6) & (np.asarray(frames) <= last + 1e-6)))
+
+
+def _key_frames(chans: dict) -> np.ndarray:
     frames = []
-    for chan in ch.values():
-        for fc in chan.values():
-            if len(fc.modifiers):
-                return None
-            n = len(fc.keyframe_points)
-            if n == 0:
-                continue
-            co = np.empty(2 * n, dtype=np.float32)
-            fc.keyframe_points.foreach_get("co", co)
-            if n > 1:
-                interp = np.empty(n, dtype=np.int32)
-                fc.keyframe_points.foreach_get("interpolation", interp)
-                if np.any(interp[:-1] != 1):
-                    return None
-            frames.append(co[0::2].astype(np.float64))
-    return np.unique(np.concatenate(frames)) if frames else None
+    for ch in chans.values():
+        for chan in ch.values():
+            for fc in chan.values():
+                n = len(fc.keyframe_points)
+                if n:
+                    co = np.empty(2 * n, dtype=np.float32)
+                    fc.keyframe_points.foreach_get("co", co)
+                    frames.append(co[0::2].astype(np.float64))
+    return np.unique(np.concatenate(frames)) if frames else np.zeros(0)
 
 
 def _channel(chan: dict | None, n: int, frames: np.ndarray, current) -> np.ndarray:
@@ -116,63 +165,135 @@ def _basis_rotation(pb, ch: dict, frames) -> np.ndarray:
     return np.array([(e.x, e.y, e.z, e.w) for e in q], dtype=np.float64).reshape(-1, 4)
 
 
-def clip_of(action, r: Rig, fps: float, warnings: list[str]) -> Clip | None:
-    """A clip from an action: the local channels of the joints whose bones it
-    animates, at each bone's keyed frames when that is exact, else at every
-    frame of the action's range (quaternion rotation keys interpolate per
-    component in Blender: the clip's rotation mode is "nlerp")."""
-    chans = action_channels(action, set(r.bone_names.values()))
-    if not chans:
-        return None
-    meta = metadata.load(action, metadata.CLIP_KEY) or {}
-    f0, f1 = (float(x) for x in action.frame_range)
-    every = np.arange(np.floor(f0), np.ceil(f1) + 0.5)
-    sk = r.skeleton
+def _fcurve_world(r: Rig, chans: dict, frames: np.ndarray) -> np.ndarray:
+    """Joint world matrices (F, J, 4, 4) from the F-curves alone (standard
+    inheritance, no constraints or drivers); channels without a curve keep
+    the pose bone's current value."""
     rs = r.rest
-    pbs = r.obj.pose.bones
-    joint_of = {n: j for j, n in r.bone_names.items()}
-    heads = rs.rest[:, :3, 3]
-    extent = float(np.linalg.norm(heads.max(0) - heads.min(0))) if len(heads) else 1.0
-    # where K is a similarity the builder's channel map is linear: invert it
-    similar = rs.similarity_k(max(extent, 1e-6))
-    turned = rs.turned()
+    sk = r.skeleton
+    F = len(frames)
+    bone_world = np.empty((F, len(r.bones), 4, 4))
+    for bi, j in enumerate(r.bones.tolist()):
+        name = r.bone_names[int(j)]
+        pb = r.obj.pose.bones[name]
+        ch = chans.get(name, {})
+        loc = _channel(ch.get("location"), 3, frames, tuple(pb.location))
+        scl = _channel(ch.get("scale"), 3, frames, tuple(pb.scale))
+        basis = sampling.compose_trs(loc, quat.normalize(_basis_rotation(pb, ch, frames)), scl)
+        p = int(rs.parent[bi])
+        bone_world[:, bi] = (bone_world[:, p] if p >= 0 else np.eye(4)) @ rs.rel_rest[bi] @ basis
+    world = np.empty((F, len(sk), 4, 4))
+    of_joint = {int(j): bi for bi, j in enumerate(r.bones.tolist())}
+    for j in sk.order.tolist():
+        b = of_joint.get(int(j))
+        if b is not None:
+            world[:, j] = bone_world[:, b] @ rs.rest_to_bind[b]
+        else:
+            p = int(sk.parents[j])
+            world[:, j] = (world[:, p] if p >= 0 else np.eye(4)) @ sk.local[j]
+    return world
+
+
+def moves_beyond_fcurves(r: Rig) -> list[str]:
+    """Bones whose pose is not their F-curves' alone: constraints, drivers."""
+    arm = r.obj
+    names = set(r.bone_names.values())
+    out = [pb.name for pb in arm.pose.bones if pb.name in names and any(c.enabled for c in pb.constraints)]
+    ad = arm.animation_data
+    if ad is not None:
+        paths = {pb.path_from_id(): pb.name for pb in arm.pose.bones if pb.name in names}
+        for d in ad.drivers:
+            for prefix, name in paths.items():
+                if d.data_path.startswith(prefix + ".") and name not in out:
+                    out.append(name)
+    return out
+
+
+def _sample_frames(action, chans: dict, meta: dict, fps: float) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """(frames the clip gets keys at, frames Blender is read at, first
+    frame, last frame): the action's keys, its whole frames, the times of
+    the keys its import read, its first and last time. Where the range
+    starts or ends between frames and the builder keyed the end pose on the
+    whole frame beyond it, the pose is read there."""
+    tps = meta.get("ticks_per_second")
+    to_f = (lambda t: np.asarray(t, dtype=np.float64)) if tps is None else \
+        (lambda t: np.asarray(t, dtype=np.float64) / float(tps) * fps)
+    keys = _key_frames(chans)
+    if "start" in meta and "end" in meta:
+        f0, f1 = float(to_f(meta["start"])), float(to_f(meta["end"]))
+    else:
+        f0, f1 = (float(x) for x in action.frame_range)
+        if len(keys) and not action.use_frame_range:
+            f0, f1 = float(keys.min()), float(keys.max())
+    known = to_f(source_keys.key_times(action, meta))
+    cand = np.concatenate((np.arange(np.ceil(f0 - 1e-9), np.floor(f1 + 1e-9) + 1.0), keys, known, [f0, f1]))
+    cand = cand[(cand >= f0 - 1e-9) & (cand <= f1 + 1e-9)]
+    frames = np.unique(np.round(cand, 9))
+    read = frames.copy()
+    if len(keys):
+        if f1 != np.floor(f1) and np.any((keys > f1 + 1e-6) & (keys <= np.ceil(f1) + 1e-6)):
+            read[frames >= f1 - 1e-9] = np.ceil(f1)
+        if f0 != np.floor(f0) and np.any((keys < f0 - 1e-6) & (keys >= np.floor(f0) - 1e-6)):
+            read[frames <= f0 + 1e-9] = np.floor(f0)
+    return frames, read, f0, f1
+
+
+def clip_of(context, action, r: Rig, fps: float, warnings: list[str], *, slot=None, bake: bool = True) -> Clip | None:
+    """A clip from an action (None when it animates nothing of the rig):
+    the import's own keys when the set is untouched, else the pose sampled
+    (see the module doc) as the joints' local transforms, keys interpolated
+    by slerp (every sample is what Blender shows there)."""
+    meta = metadata.load(action, metadata.CLIP_KEY) or {}
+    sk = r.skeleton
+    beyond = moves_beyond_fcurves(r)
+    if not beyond and source_keys.untouched(action):
+        stored = source_keys.stored_clip(action, meta, len(sk))
+        if stored is not None:
+            return stored
+    chans = action_channels(action, r.obj.pose.bones, r.bone_names.values())
+    if not chans and not meta:
+        return None
+    frames, read, f0, f1 = _sample_frames(action, chans, meta, fps)
+    if bake:
+        world = pose_sampling.joint_world(context, r, action, slot, read)
+    else:
+        if beyond:
+            warnings.append(f"{action.name}: constraints or drivers on {len(beyond)} bone(s) are not exported "
+                            f"({', '.join(beyond[:6])}): turn on Bake Pose to export them")
+        world = _fcurve_world(r, chans, read)
+    parent_world = np.where((sk.parents >= 0)[None, :, None, None], world[:, np.maximum(sk.parents, 0)], np.eye(4))
+    local = np.linalg.solve(parent_world, world)
+    lt, lr, ls = sampling.decompose_trs(local)
+    t0, r0, s0 = sampling.decompose_trs(sk.local)
+    size = max(float(np.ptp(sk.world()[:, :3, 3], axis=0).max()) if len(sk) else 1.0, 1e-9)
+    shear = np.abs(sampling.compose_trs(lt, lr, ls) - local).max(axis=(0, 2, 3))
+    keyed = {r.bone_names[int(j)] for j in r.bones.tolist()} & set(chans)
     tracks: dict[str, tuple[list, list, list]] = {"r": ([], [], []), "t": ([], [], []), "s": ([], [], [])}
     animated = np.zeros(len(sk), dtype=bool)
-    bone_index = {int(j): i for i, j in enumerate(r.bones)}
-    for bone, ch in chans.items():
-        j = joint_of[bone]
-        bi = bone_index[j]
-        pb = pbs[bone]
-        frames = _linear_keys(ch)
-        if frames is None:
-            frames = every
-        if pb.bone.use_connect:
-            loc = np.zeros((len(frames), 3))
-        else:
-            loc = _channel(ch.get("location"), 3, frames, tuple(pb.location))
-        rot = _basis_rotation(pb, ch, frames)
-        scl = _channel(ch.get("scale"), 3, frames, tuple(pb.scale))
-        uniform = np.ptp(scl, axis=1).max() <= 1e-6 * max(float(np.abs(scl).max()), 1e-30)
-        if similar[bi] and (uniform or not turned[bi]):
-            # the builder's channel map, inverted linearly (keeps quaternion signs)
-            lt = np.einsum("ij,fj->fi", np.linalg.inv(rs.parent_bind_rotation[bi]),
-                           loc - rs.parent_bind_in_rest[bi, :3, 3]) / rs.parent_bind_scale[bi]
-            lr = quat.mul(quat.mul(quat.conj(rs.parent_bind_quat[bi]), rot), rs.rest_to_bind_quat[bi])
-            ls = scl * (rs.rest_to_bind_scale[bi] / rs.parent_bind_scale[bi])
-        else:
-            basis = sampling.compose_trs(loc, quat.normalize(rot), scl)
-            world = _world_of_bone(r, bi, basis, frames, chans, fps)
-            p = sk.parents[j]
-            pw = _world_of_joint(r, p, frames, chans, fps) if p >= 0 else np.eye(4)[None]
-            lt, lr, ls = sampling.decompose_trs(np.linalg.solve(pw, world))
-        times = frames if meta.get("ticks_per_second") is None else frames / fps * meta["ticks_per_second"]
+    tps = meta.get("ticks_per_second")
+    times = frames if tps is None else frames / fps * float(tps)
+    for j in sorted(r.bone_names):
+        ch = chans.get(r.bone_names[j], {})
+        # moved by something else than its F-curves (a constraint, a driver): beyond float32 noise
+        moved_r = np.minimum(np.abs(lr[:, j] - r0[j]), np.abs(lr[:, j] + r0[j])).max() > 1e-5
+        moved_t = np.abs(lt[:, j] - t0[j]).max() > 1e-5 * size
+        moved_s = np.abs(ls[:, j] - s0[j]).max() > 1e-5 * max(float(np.abs(s0[j]).max()), 1e-30)
+        use = {"r": moved_r or any(p in ch for p in ROTATIONS), "t": moved_t or "location" in ch,
+               "s": moved_s or "scale" in ch}
+        if not any(use.values()) and r.bone_names[j] not in keyed:
+            continue
         animated[j] = True
-        r_keyed = any(p in ch for p in ("rotation_quaternion", "rotation_euler", "rotation_axis_angle"))
-        for c, keyed, vals in (("r", r_keyed, lr), ("t", "location" in ch, lt), ("s", "scale" in ch, ls)):
-            if keyed:
+        if shear[j] > 1e-6 * max(size, 1.0):
+            warnings.append(f"{action.name}: bone {r.bone_names[j]!r} is sheared (non-uniform scale under a "
+                            f"rotation), which a file's keys cannot hold: up to {shear[j]:.2e} off")
+        rot = quat.make_continuous(np.where(lr[:1, j, 3:] < 0, -lr[:, j], lr[:, j]), axis=0)
+        for c, vals in (("r", rot), ("t", lt[:, j]), ("s", ls[:, j])):
+            if use[c]:
                 tracks[c][0].append(j)
                 tracks[c][1].append(times)
                 tracks[c][2].append(vals)
+    if not animated.any() and not meta:
+        return None
 
     def channels(c, width):
         targets, ts, vs = tracks[c]
@@ -180,41 +301,10 @@ def clip_of(action, r: Rig, fps: float, warnings: list[str]) -> Clip | None:
             return sampling.Channels.empty(width)
         return sampling.Channels.from_tracks(targets, ts, vs, width)
 
-    tps = meta.get("ticks_per_second")
-    to_t = (lambda f: f) if tps is None else (lambda f: f / fps * tps)
+    to_t = (lambda f: f) if tps is None else (lambda f: f / fps * float(tps))
     cycle = meta.get("cycle")
-    clip = Clip(action.name, channels("r", 4), channels("t", 3), channels("s", 3), animated,
+    return Clip(action.name, channels("r", 4), channels("t", 3), channels("s", 3), animated,
                 start=float(meta.get("start", to_t(f0))), end=float(meta.get("end", to_t(f1))),
-                ticks_per_second=tps, rotation_mode="nlerp",
+                ticks_per_second=tps, rotation_mode="slerp",
                 cycle=tuple(cycle) if cycle else None, layer=meta.get("layer", "ACTION"),
                 weight=float(meta.get("weight", 1.0)), extras=meta.get("extras") or {})
-    return clip
-
-
-def _world_of_joint(r: Rig, j: int, frames, chans, fps) -> np.ndarray:
-    bi = np.nonzero(r.bones == j)[0]
-    if not len(bi):
-        return np.broadcast_to(r.skeleton.world()[j], (len(frames), 4, 4))
-    return _world_of_bone(r, int(bi[0]), None, frames, chans, fps)
-
-
-def _world_of_bone(r: Rig, bi: int, basis, frames, chans, fps) -> np.ndarray:
-    """World matrices (F, 4, 4) of bone ``bi``'s joint at frames, from the
-    action's curves of the bone and its ancestors."""
-    rs = r.rest
-    chain = [bi]
-    while rs.parent[chain[-1]] >= 0:
-        chain.append(int(rs.parent[chain[-1]]))
-    P = np.broadcast_to(np.eye(4), (len(frames), 4, 4)).copy()
-    for b in reversed(chain):
-        if b == bi and basis is not None:
-            bb = basis
-        else:
-            name = r.bone_names[int(r.bones[b])]
-            ch = chans.get(name, {})
-            pb = r.obj.pose.bones[name]
-            loc = _channel(ch.get("location"), 3, frames, tuple(pb.location))
-            scl = _channel(ch.get("scale"), 3, frames, tuple(pb.scale))
-            bb = sampling.compose_trs(loc, quat.normalize(_basis_rotation(pb, ch, frames)), scl)
-        P = P @ rs.rel_rest[b] @ bb
-    return P @ rs.rest_to_bind[bi]

@@ -24,7 +24,7 @@ import numpy as np
 from ..core import rig
 from ..scene import Clip, Scene
 from ..scene import evaluate as oracle
-from . import anim_build, armature_build, mesh_build
+from . import anim_build, anim_layers, armature_build, mesh_build
 
 
 @dataclass
@@ -76,9 +76,7 @@ def build(context, scene: Scene, options: Options | None = None, progress=None) 
     if built.armature is not None and options.import_animations and scene.clips:
         span = anim_build.build_clips(built, fps, options.bake, size)
         if options.set_frame_range and span is not None:
-            sc = context.scene
-            sc.frame_start = int(np.floor(min(span[0], 0.0)))
-            sc.frame_end = max(int(np.ceil(span[1] - 1e-6)), sc.frame_start + 1)
+            set_scene_range(context.scene, span)
     objs = list(built.meshes.values()) + ([built.armature] if built.armature else []) + list(built.empties.values())
     for o in context.view_layer.objects:
         o.select_set(False)
@@ -89,6 +87,12 @@ def build(context, scene: Scene, options: Options | None = None, progress=None) 
     return built
 
 
+def set_scene_range(sc, span: tuple[float, float]) -> None:
+    """The scene's start and end frames for a range to play (``anim_build.place_actions``)."""
+    sc.frame_start = int(np.floor(span[0] + 1e-6))
+    sc.frame_end = max(int(np.ceil(span[1] - 1e-6)), sc.frame_start + 1)
+
+
 def add_clips(context, arm_obj, skeleton_scene: Scene, clips: list[Clip], *, bone_names: dict[int, str],
               rest: rig.RestSplit, bones: np.ndarray, bake: bool = True, set_frame_range: bool = True) -> Built:
     """Animation files onto an existing armature (built or extracted):
@@ -96,27 +100,31 @@ def add_clips(context, arm_obj, skeleton_scene: Scene, clips: list[Clip], *, bon
     built = Built(skeleton_scene, arm_obj, rest, bones, bone_names)
     fps = context.scene.render.fps / context.scene.render.fps_base
     static = anim_build.static_channels(built, clips)
+    size = oracle.size(skeleton_scene)
     skeleton_scene.clips = clips          # channel_mode_exact looks at the clips' scale keys
     try:
-        exact = anim_build.channel_mode_exact(built, oracle.size(skeleton_scene))
+        exact = anim_build.channel_mode_exact(built, size)
     finally:
         skeleton_scene.clips = []
     for clip in clips:
         anim_build.short_clip_warning(built, clip, fps)
         baked = anim_build.must_bake(built, clip, fps, bake, exact)
-        action, slot = anim_build.build_action(built, clip, fps, baked, static)
+        mask = anim_build.linear_mask(built, clip, fps, bake, exact) if baked else None
+        action, slot = anim_build.build_action(built, clip, fps, baked, static, mask=mask, size=size)
         built.actions.append((action, slot, clip))
     acts = [(a, s, c) for a, s, c in built.actions if c.layer == "ACTION"]
     layers = [(a, s, c.layer, c.weight) for a, s, c in built.actions if c.layer != "ACTION"]
+    span = None
     if acts:
         anim_build.assign_action(arm_obj, acts[0][0], acts[0][1])
-    end = max(c.frame_range(fps)[1] for _, _, c in built.actions) if built.actions else 1.0
+        span = anim_build.loop_range(acts[0][2], fps)
+    if span is None and built.actions:
+        span = (0.0, max(c.frame_range(fps)[1] for _, _, c in built.actions))
     if layers:
-        end = max(end, anim_build.place_layers(arm_obj, layers, fps))    # the whole stack plays
+        mix = next((c.mix for _, _, c in reversed(built.actions) if c.layer == "MERGEABLE"), None)
+        span = anim_layers.place_layers(built, layers, fps, mix=mix)    # the whole stack plays
     for a, _, _ in built.actions:      # nothing imported is lost on save and reload
         a.use_fake_user = True
-    if set_frame_range and built.actions:
-        sc = context.scene
-        sc.frame_start = 0
-        sc.frame_end = max(int(np.ceil(end - 1e-6)), 1)
+    if set_frame_range and span is not None:
+        set_scene_range(context.scene, span)
     return built

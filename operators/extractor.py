@@ -18,23 +18,26 @@ class ExtractError(ValueError):
     """Nothing (or something impossible) to export: the message is user-facing."""
 
 
-def scene_of(context, *, armature=None, objects=None, apply_modifiers: bool = False,
-             animations: bool = True, warnings: list[str] | None = None) -> Scene:
+def scene_of(context, *, armature=None, objects=None, apply_modifiers: bool = True,
+             animations: bool = True, actions: str = "OWNED", bake: bool = True,
+             warnings: list[str] | None = None) -> Scene:
     """A scene from Blender data: ``armature`` (or None) and the mesh
     ``objects`` to export (skinned to the armature, parented to its bones,
-    or free)."""
+    or free). ``actions``: "OWNED" (the rig's active action, NLA strips and
+    the actions an import made for it) or "ALL" (also every other action
+    animating bones of its names); ``bake``: actions as Blender shows them
+    (the evaluated pose), else their F-curves alone."""
     warnings = warnings if warnings is not None else []
     context.view_layer.update()          # world matrices are stale until the depsgraph is evaluated
     r = armature_extract.rig_of(armature) if armature is not None else None
     scene = r.scene if r is not None else Scene(objects[0].name if objects else "scene",
                                                 source=Source("blender", "", AxisConversion()))
-    if r is not None:
+    if r is not None and not bake:
         odd = [b.name for b in armature.data.bones
-               if (len(armature.pose.bones[b.name].constraints) or not b.use_inherit_rotation
-                   or b.inherit_scale != "FULL" or not b.use_local_location)]
+               if (not b.use_inherit_rotation or b.inherit_scale != "FULL" or not b.use_local_location)]
         if odd:
-            warnings.append(f"{armature.name}: bones with constraints or non-standard inheritance are exported "
-                            f"with standard inheritance: {', '.join(odd[:8])}")
+            warnings.append(f"{armature.name}: bones with non-standard inheritance are exported with standard "
+                            f"inheritance: {', '.join(odd[:8])} (Bake Pose exports what Blender shows)")
     materials: dict = {}
     for obj in objects or []:
         if obj.type != "MESH":
@@ -45,10 +48,17 @@ def scene_of(context, *, armature=None, objects=None, apply_modifiers: bool = Fa
             warnings.append(f"{obj.name}: object animation is not exported")
     if r is not None and animations:
         fps = context.scene.render.fps / context.scene.render.fps_base
-        for action in anim_extract.rig_actions(armature, r.bone_names.values()):
-            clip = anim_extract.clip_of(action, r, fps, warnings)
+        chosen = anim_extract.rig_actions(armature, r.bone_names.values(), actions)
+        for action, slot in chosen:
+            clip = anim_extract.clip_of(context, action, r, fps, warnings, slot=slot, bake=bake)
             if clip is not None:
                 scene.clips.append(clip)
+        if actions == "OWNED":
+            other = anim_extract.unclaimed_actions(armature, r.bone_names.values(), chosen)
+            if other:
+                names = ", ".join(a.name for a in other[:6]) + (" ..." if len(other) > 6 else "")
+                warnings.append(f"{len(other)} action(s) animate bones of {armature.name}'s names but are not "
+                                f"assigned to it, not exported: {names} (Actions: All exports them)")
     if not scene.meshes and r is None:
         raise ExtractError("nothing to export: no armature and no mesh")
     return scene

@@ -12,11 +12,12 @@ from pathlib import Path
 import bpy
 import numpy as np
 
+from ..io import export_options
 from ..io import options as specs
 from ..io.errors import FormatError
 from ..io.formats import UnknownFormat, for_path
 from ..io.progress import Progress
-from ..scene import AxisConversion
+from ..scene import AxisConversion, Scene, SceneError
 from . import anim_build, builder, ops, pipeline, report, verify
 
 
@@ -99,6 +100,10 @@ def import_files(args):
         built = pipeline.load(bpy.context, fmt, [args.model], axes=axes, options=opts, reader_options=scene_options)
     for w in built.warnings:
         print("warning:", w)
+    fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
+    note = anim_build.time_base_note([c for _, _, c in built.actions], fps)
+    if note:
+        print(note)
     for i, p in enumerate(mergeable):
         weight = float(args.weights[i]) if args.weights else 1.0
         extra = pipeline.load_animations(bpy.context, fmt, [p], armature=built.armature,
@@ -134,47 +139,74 @@ def cmd_import(args) -> int:
     return 0
 
 
+def _reference(fmt, args) -> Scene:
+    """A fresh parse of the files (never read back from Blender), with the
+    command line's options: the model and, for a layer stack, each
+    animation read onto it as a layer, as the import read them."""
+    axes = _axes(fmt, args)
+    scene_options, clip_options = _given(fmt.import_options, args), _given(fmt.anim_import_options, args)
+    if not (args.dominant or len(args.animations) > 1 or args.weights):
+        return fmt.read_scene([args.model, *args.animations], axes=axes, **scene_options)
+    reference = fmt.read_scene([args.model], axes=axes, **scene_options)
+    clips = []
+    for i, p in enumerate(args.animations):
+        weight = float(args.weights[i]) if args.weights else 1.0
+        clips += fmt.read_clips(reference.skeleton, reference.source.axes, [p], layer="MERGEABLE", weight=weight,
+                                **clip_options)
+    for p in args.dominant:
+        clips += fmt.read_clips(reference.skeleton, reference.source.axes, [p], layer="DOMINANT", **clip_options)
+    reference.clips = clips
+    return reference
+
+
+def _frames(clips, fps: float) -> np.ndarray:
+    """Scene frames to check: from 0 (or the first clip frame before it) to
+    the end of the longest clip and, for clips that loop, one loop more
+    (the wrap and the frames after it)."""
+    start = min(min(np.floor(c.frame_range(fps)[0]) for c in clips), 0.0)
+    end = max(c.frame_range(fps)[1] for c in clips)
+    loops = [anim_build.loop_range(c, fps) for c in clips]
+    more = max([r[1] - r[0] + 1.0 for r in loops if r is not None] + [0.0])
+    return np.arange(start, np.ceil(end - 1e-6) + more + 1.0)
+
+
 def verify_import(fmt, built, layered: bool, args) -> tuple[list, verify.Report]:
     """Tables of Blender's deformation against the oracle on a fresh parse:
-    one for a layer stack, else one per clip at every frame it spans (the
-    default pose when there is none). Returns ([(title, report)], total)."""
-    paths = [args.model, *args.animations, *args.dominant]
-    reference = fmt.read_scene(paths, axes=_axes(fmt, args),   # never read back from Blender
-                               **_given(fmt.import_options, args))
-    if layered:
-        n = len(args.animations)
-        for i, c in enumerate(reference.clips):
-            c.layer = "MERGEABLE" if i < n else "DOMINANT"
-            if i < n and args.weights:
-                c.weight = args.weights[i]
+    one for a layer stack, else one per clip at every frame it spans and,
+    for a clip that loops, one loop more (the default pose when there is
+    none). Returns ([(title, report)], total)."""
+    try:
+        reference = _reference(fmt, args)
+    except (FormatError, SceneError) as err:
+        raise pipeline.IOFailed(str(err)) from None
     if not built.baked and not any(c.sampler is not None for c in reference.clips):
         for c in reference.clips:      # file keys: Blender interpolates quaternions per component
             c.rotation_mode = "nlerp"
-    if args.keys_only:      # the file's keys, as Blender interpolates them (per component)
-        for c in reference.clips:
-            c.sampler = None
-            c.rotation_mode = "nlerp"
+    if args.keys_only:      # the file's keys, as Blender interpolates them (per component), unless the
+        for c in reference.clips:      # clip's sampler keys what Blender cannot interpolate (RiTE)
+            if not hasattr(c.sampler, "linear_keys"):
+                c.sampler = None
+                c.rotation_mode = "nlerp"
     scene = bpy.context.scene
     fps = scene.render.fps / scene.render.fps_base
     parts = []
     if reference.clips and layered:
-        end = max(c.frame_range(fps)[1] for c in reference.clips)
-        frames = np.arange(0.0, np.ceil(end) + 1.0)
+        frames = _frames(reference.clips, fps)
         parts.append(("layer stack", verify.verify(bpy.context, built.meshes, reference, reference.clips, frames,
-                                                   args.tolerance)))
+                                                   args.tolerance, normals=True)))
     elif reference.clips and built.actions:
         for (action, slot, _), clip in zip(built.actions, reference.clips):
             anim_build.assign_action(built.armature, action, slot)
-            f0, f1 = clip.frame_range(fps)
-            frames = np.arange(min(np.floor(f0), 0.0), np.ceil(f1 - 1e-6) + 1.0)
-            rep = verify.verify(bpy.context, built.meshes, reference, clip, frames, args.tolerance)
+            frames = _frames([clip], fps)
+            rep = verify.verify(bpy.context, built.meshes, reference, clip, frames, args.tolerance, normals=True)
             parts.append((f"{clip.name!r}: frames {frames[0]:g}-{frames[-1]:g}", rep))
         action, slot, _ = built.actions[0]
         anim_build.assign_action(built.armature, action, slot)
-        scene.frame_set(0)
+        scene.frame_set(scene.frame_start)
     else:
         parts.append(("default pose (no animation)",
-                      verify.verify(bpy.context, built.meshes, reference, None, [0.0], args.tolerance)))
+                      verify.verify(bpy.context, built.meshes, reference, None, [0.0], args.tolerance,
+                                    normals=True)))
     first = parts[0][1]
     return parts, verify.Report([f for _, r in parts for f in r.frames], first.size, first.tolerance)
 
@@ -191,12 +223,18 @@ def cmd_verify(args) -> int:
     except pipeline.IOFailed as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    parts, total = verify_import(fmt, built, layered, args)
+    try:
+        parts, total = verify_import(fmt, built, layered, args)
+    except pipeline.IOFailed as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     for title, rep in parts:
         if args.frames:
             print(title)
             print(rep.table())
         print(rep.summary(title))
+        if rep.normal_deviation is not None:
+            print(rep.normal_deviation.line())
     print(total.verdict())
     if args.blend:
         _save_blend(args.blend)
@@ -238,9 +276,10 @@ def cmd_export(args) -> int:
               file=sys.stderr)
         return 2
     try:
-        _report_unused(fmt, args, fmt.export_options)
-        written, warnings = pipeline.save(bpy.context, fmt, str(Path(args.output).resolve()),
-                                          animations=args.animations, **_given(fmt.export_options, args))
+        _report_unused(fmt, args, fmt.export_options + export_options.OPTIONS)
+        shared = {**pipeline.shared_values(None), **_given(export_options.OPTIONS, args)}
+        written, warnings = pipeline.save(bpy.context, fmt, str(Path(args.output).resolve()), **shared,
+                                          **_given(fmt.export_options, args))
     except pipeline.IOFailed as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -190,9 +190,11 @@ def place_mesh(built: Built, mi: int, obj, default_world: np.ndarray | None) -> 
 
 def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
     """One vertex group per skin joint that is a bone; several weights of one
-    (vertex, joint) pair add up (as in the oracle's ``core.skinning.Influences``)
-    and each weight is stored as ``VertexGroup.add`` stores it (clamped to
-    [0, 1]).
+    (vertex, joint) pair add up (as in the oracle's ``core.skinning.Influences``).
+    A vertex with a weight above 1, which a vertex group cannot hold, has
+    its weights divided by its largest (reported): the Armature modifier
+    divides a vertex's weights by their sum, as the oracle does, so the
+    deformation is the same; weights below 0 are stored as 0.
 
     ``VertexGroup.add`` sets one weight per call: generated weights make a
     few batches of equal weight, a painted mesh about one per vertex and
@@ -222,6 +224,14 @@ def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
         built.warnings.append(f"mesh {m.name!r}: {len(pair) - len(uniq)} repeated (vertex, joint) weights "
                               f"added up")
     v, j = uniq // n_j, uniq % n_j
+    top = np.zeros(int(v.max()) + 1 if len(v) else 0, dtype=np.float32)
+    np.maximum.at(top, v, w)
+    over = top > 1.0
+    if over.any():
+        w = np.where(over[v], w / top[v], w).astype(np.float32)
+        built.warnings.append(f"mesh {m.name!r}: {int(over.sum())} vertices have a weight above 1 (up to "
+                              f"{float(top.max()):.3g}): stored divided by their largest, as a vertex group holds "
+                              f"at most 1 (the same deformation: Blender divides weights by their sum)")
     keep = np.isin(j, np.array(sorted(groups), dtype=np.int64))
     v, j, w = v[keep], j[keep], np.clip(w[keep], 0.0, 1.0)
 
@@ -313,22 +323,28 @@ def make_material(mat: Material, filepath: str, images: textures.ImageCache, war
         if "Emission Strength" in bsdf.inputs:
             bsdf.inputs["Emission Strength"].default_value = 1.0
     if rgba[3] < 1.0:
+        # see-through in Eevee (render method), Workbench and Eevee Legacy (blend mode); Cycles reads
+        # the Alpha input. (The scene's alpha is what the file's runtime shows: .X alpha 0 is opaque.)
         for attr, val in (("surface_render_method", "BLENDED"), ("blend_method", "BLEND")):
             try:
                 setattr(out, attr, val)
-                break
             except (AttributeError, TypeError):
                 pass
+    meta = {"extras": mat.extras, "texture": mat.texture}
     if mat.texture:
-        img = images.get(mat.texture, filepath, warnings)
+        img, missing = images.get(mat.texture, filepath, warnings)
         if img is not None:
             tex = nt.nodes.new("ShaderNodeTexImage")
             tex.image = img
             tex.location = (bsdf.location.x - 350, bsdf.location.y)
-            nt.links.new(tex.outputs["Color"], bsdf.inputs["Base Color"])
-        else:
+            meta["image"] = bpy.path.abspath(img.filepath)   # export writes the file's name while it stays
+            if missing:         # not connected: the material shows its colour until the image is relinked
+                tex.label = f"Missing: {img.name}"
+            else:
+                nt.links.new(tex.outputs["Color"], bsdf.inputs["Base Color"])
+        if img is None or missing:
             out["texture_path"] = mat.texture    # kept for the user and for export
-    metadata.store(out, metadata.MESH_KEY, {"extras": mat.extras, "texture": mat.texture})
+    metadata.store(out, metadata.MESH_KEY, meta)
     return out
 
 

@@ -19,21 +19,38 @@ if TYPE_CHECKING:
     from .armature_extract import Rig
 
 
-def _mesh_data(context, obj, apply_modifiers: bool):
-    """The mesh without armature deformation (other modifiers applied on request)."""
-    if not apply_modifiers:
+def _mesh_data(context, obj, apply_modifiers: bool, warnings: list[str]):
+    """(mesh, a temporary copy to remove afterwards or None): the mesh
+    without armature deformation, with the other modifiers applied on
+    request (only when the object has any: otherwise its own mesh). The
+    copy is a mesh datablock of its own (``new_from_object``): an evaluated
+    mesh would be freed by the view layer update that restores the Armature
+    modifiers."""
+    others = [m for m in obj.modifiers if m.type != "ARMATURE" and m.show_viewport]
+    if not others:
         return obj.data, None
+    if not apply_modifiers:
+        warnings.append(f"{obj.name}: modifiers not applied ({', '.join(m.name for m in others[:6])}): the mesh "
+                        f"is written without them (Apply Modifiers writes it as Blender shows it)")
+        return obj.data, None
+    shown = [m for m in obj.modifiers if m.show_viewport]
+    arm_at = next((i for i, m in enumerate(shown) if m.type == "ARMATURE"), len(shown))
+    after = [m.name for m in shown[arm_at:] if m.type != "ARMATURE"]
+    if after:
+        warnings.append(f"{obj.name}: modifiers after the Armature modifier ({', '.join(after[:6])}) are applied "
+                        f"to the mesh before it deforms (a file holds no modifier stack)")
     saved = [(m, m.show_viewport) for m in obj.modifiers if m.type == "ARMATURE"]
     try:
         for m, _ in saved:
             m.show_viewport = False
         dg = context.evaluated_depsgraph_get()
         ev = obj.evaluated_get(dg)
-        return ev.to_mesh(preserve_all_data_layers=True, depsgraph=dg), ev
+        me = bpy.data.meshes.new_from_object(ev, preserve_all_data_layers=True, depsgraph=dg)
     finally:
         for m, v in saved:
             m.show_viewport = v
         context.view_layer.update()
+    return me, me
 
 
 def vertex_weights(me, obj, bone_joint: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
@@ -119,6 +136,32 @@ def vertex_weights(me, obj, bone_joint: dict[str, int]) -> tuple[np.ndarray, np.
             skipped)
 
 
+def _normalised(name: str, wv: np.ndarray, ww: np.ndarray, points: np.ndarray, imported: bool,
+                warnings: list[str]) -> np.ndarray:
+    """Weights whose sum per vertex is not 1. Blender's Armature modifier
+    divides them by their sum; RiTE and Direct3D play them as given. A
+    mesh made in Blender is written as Blender deforms it (divided by the
+    sum); a mesh an import made keeps its weights as they are (the file's:
+    a round trip gives the file back). Either way reported, with the count and how
+    far the two readings put the vertices apart in the bind pose."""
+    V = len(points)
+    total = np.bincount(wv, weights=ww, minlength=V)
+    off = np.abs(total - 1.0)
+    bad = (total > 0) & (off > 1e-6)
+    if not bad.any():
+        return ww
+    centre = points.mean(axis=0) if V else np.zeros(3)
+    size = max(float(np.ptp(points, axis=0).max()) if V else 0.0, 1e-30)
+    dev = float((off[bad] * np.linalg.norm(points[bad] - centre, axis=1)).max()) / size
+    what = f"{name}: the weights of {int(bad.sum())} vertices do not sum to 1 (by up to {float(off[bad].max()):.3g})"
+    if imported:
+        warnings.append(f"{what}: written as the file had them; Blender divides them by their sum, which "
+                        f"moves those vertices by about {dev:.2e} of the model size")
+        return ww
+    warnings.append(f"{what}: written divided by their sum, as Blender deforms them")
+    return ww / np.where(total > 0, total, 1.0)[wv]
+
+
 def material_of(mat) -> Material:
     """A scene material from a Blender one (the builder's mapping, inverted)."""
     if mat is None:
@@ -154,7 +197,9 @@ def material_of(mat) -> Material:
             em = np.array(tuple(inp[key].default_value)[:3], dtype=np.float64)
             strength = float(inp["Emission Strength"].default_value) if "Emission Strength" in inp else 1.0
             out.emissive = em * strength
-    out.texture = _texture_path(mat) or meta.get("texture")
+    path = _texture_path(mat)
+    # the file's own texture name while the image still has the path the import gave it
+    out.texture = meta.get("texture") if path is None or path == meta.get("image") else path
     return out
 
 
@@ -175,7 +220,7 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
     """A scene mesh from a mesh object: skinned (vertex groups naming the
     rig's bones, with an Armature modifier on it), rigid under a bone, or
     free (placed by its world matrix)."""
-    me, ev = _mesh_data(context, obj, apply_modifiers)
+    me, temporary = _mesh_data(context, obj, apply_modifiers, warnings)
     try:
         V, L, F = len(me.vertices), len(me.loops), len(me.polygons)
         co = mesh_arrays.positions(me)
@@ -260,6 +305,7 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
                 wv, wj, ww, skipped = vertex_weights(me, obj, bone_joint)
                 if skipped:
                     warnings.append(f"{obj.name}: vertex groups without a bone ignored: {', '.join(skipped[:8])}")
+                ww = _normalised(obj.name, wv, ww, co.astype(np.float64), bool(meta), warnings)
                 joints = np.unique(wj)
                 sk = skeleton_rig.skeleton
                 ib = np.linalg.inv(sk.bind[joints]) @ world if len(joints) else np.zeros((0, 4, 4))
@@ -282,6 +328,6 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
             warnings.append(f"{obj.name}: shape keys are not exported (the basis shape is)")
         return out
     finally:
-        if ev is not None:
-            ev.to_mesh_clear()
+        if temporary is not None:
+            bpy.data.meshes.remove(temporary)
 

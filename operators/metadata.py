@@ -10,7 +10,10 @@ ID properties, so they survive save and reload):
 * on an action, :data:`CLIP_KEY`: the clip's layer, weight, range, cycle,
   time base and extras;
 * on a mesh object, :data:`MESH_KEY`: the mesh's index in its scene and its
-  extras.
+  extras;
+* on an action the layer stack made for itself (``anim_layers``), not an
+  animation of its own, :data:`MIX_KEY`: its role ("base", or "signed" with
+  its "source" action's name).
 
 An exporter applies the stored axes only when the rig came from its own
 format; otherwise it uses the target format's defaults.
@@ -24,6 +27,7 @@ import numpy as np
 RIG_KEY = "legacy_skin_io_rig"
 CLIP_KEY = "legacy_skin_io_clip"
 MESH_KEY = "legacy_skin_io_mesh"
+MIX_KEY = "legacy_skin_io_mix"
 NORMAL_ATTR = "lsio_normal"     # exact corner normals (Blender stores custom normals quantised)
 MATERIAL_ATTR = "lsio_material"  # a face's own scene material where several share one Blender material
 

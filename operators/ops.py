@@ -43,8 +43,8 @@ def selected_paths(op) -> list[str]:
     return [op.filepath]
 
 
-def _axes(op, fmt: Format):
-    return fmt.axes(op.axis_forward, op.axis_up, op.global_scale)
+def _axes(op, fmt: Format, scale: float | None = None):
+    return fmt.axes(op.axis_forward, op.axis_up, op.global_scale if scale is None else scale)
 
 
 def _format_values(op) -> dict:
@@ -71,7 +71,10 @@ def draw_sections(op, sections) -> None:
             row = col
             if name.startswith("*"):
                 row = col.column()
-                row.enabled = switch is None or bool(getattr(op, switch))
+                if switch is not None and switch.startswith("!"):       # enabled while the switch is off
+                    row.enabled = not bool(getattr(op, switch[1:]))
+                else:
+                    row.enabled = switch is None or bool(getattr(op, switch))
                 name = name[1:]
             row.prop(op, name)
 
@@ -104,8 +107,12 @@ class _FileImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # th
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
     bake: BoolProperty(name="Key Every Frame", default=True,
-                       description="Key every frame with the file's exact playback (off: only the file's "
-                                   "keys, which Blender interpolates a little differently between keys)")
+                       description="Key the file's exact playback wherever Blender's interpolation would miss it "
+                                   "at a frame. Off: the file's keys; RiTE also keys every frame between keys "
+                                   "Blender would interpolate differently (more than 36 degrees apart, or through "
+                                   "the loop's wrap): the same poses at every frame. DirectX keeps only its keys: "
+                                   "Blender interpolates them component by component where DirectX turns at a "
+                                   "constant speed, up to 0.03 degrees off between keys 30 degrees apart, 0.9 at 90")
     set_frame_range: BoolProperty(name="Set Frame Range", default=True,
                                   description="Set the scene's start and end frames to the animations'")
 
@@ -166,8 +173,9 @@ class _ModelImport(_FileImport):
         for r in ok:
             report_warnings(self, r.warnings)
             b = r.built
+            timing = _time_base(context, b)
             self.report({"INFO"}, f"Imported {os.path.basename(r.path)}: {len(b.meshes)} mesh(es), "
-                                  f"{len(b.bones)} bones, {len(b.actions)} action(s)")
+                                  f"{len(b.bones)} bones, {len(b.actions)} action(s)" + timing)
         return {"FINISHED"} if ok else {"CANCELLED"}
 
 
@@ -183,6 +191,14 @@ class _AnimImport(_FileImport):
     weight: FloatProperty(name="Weight", default=1.0, min=0.0, max=1.0,
                           description="Weight of a mergeable animation in the mix")
 
+    SECTIONS = (("Animation", ("mode", "weight", "bake", "set_frame_range"), None, False),)
+
+    def draw(self, context):
+        # the weight applies to mergeable layers only
+        sections = tuple((title, tuple(n for n in names if n.lstrip("*") != "weight" or self.mode == "MERGEABLE"),
+                          switch, closed) for title, names, switch, closed in self.SECTIONS)
+        draw_sections(self, sections)
+
     def execute(self, context):
         from . import pipeline
 
@@ -197,8 +213,17 @@ class _AnimImport(_FileImport):
             return {"CANCELLED"}
         report_warnings(self, built.warnings)
         self.report({"INFO"}, f"Imported {len(built.actions)} animation(s): "
-                              + ", ".join(a.name for a, _, _ in built.actions))
+                              + ", ".join(a.name for a, _, _ in built.actions) + _time_base(context, built))
         return {"FINISHED"}
+
+
+def _time_base(context, built) -> str:
+    """"; time base ..." for the summary when the reader chose one (.X)."""
+    from . import anim_build
+
+    fps = context.scene.render.fps / context.scene.render.fps_base
+    note = anim_build.time_base_note([c for _, _, c in built.actions], fps)
+    return f"; {note}" if note else ""
 
 
 def find_armature(context):
@@ -229,18 +254,15 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
     use_stored_axes: BoolProperty(
         name="Axes as Imported", default=True,
         description="A rig imported from this format is written back with the axes and scale it was "
-                    "imported with (off: the Forward/Up/Scale below)")
+                    "imported with, any other rig with the format's own (off: the Forward, Up and Scale below)")
     global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6,
-                                description="The scale the importer would apply (the export divides by it)")
-    apply_modifiers: BoolProperty(name="Apply Modifiers", default=False,
-                                  description="Apply modifiers other than the Armature modifier")
-    export_animations: BoolProperty(name="Animations", default=True,
-                                    description="Export the armature's actions")
+                                description="Multiply the scene's sizes by this in the file")
 
-    SECTIONS = (("Include", ("use_selection", "use_visible", "use_active_collection", "apply_modifiers"),
-                 None, False),
-                ("Transform", ("use_stored_axes", "global_scale", "axis_forward", "axis_up"), None, False),
-                ("Animation", ("export_animations",), "export_animations", False))
+    SECTIONS = (("Include", ("use_selection", "use_visible", "use_active_collection", "apply_modifiers",
+                             "path_mode"), None, False),
+                ("Transform", ("use_stored_axes", "*global_scale", "*axis_forward", "*axis_up"), "!use_stored_axes",
+                 False),
+                ("Animation", ("export_animations", "*actions", "*bake"), "export_animations", False))
 
     def draw(self, context):
         draw_sections(self, self.SECTIONS)
@@ -249,15 +271,15 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
         from . import pipeline
 
         fmt = self.format
-        axes = None if self.use_stored_axes else _axes(self, fmt)
+        # the file's size is the scene's times Scale (as Blender's FBX exporter scales)
+        axes = None if self.use_stored_axes else _axes(self, fmt, 1.0 / self.global_scale)
         try:
             objs = pipeline.export_objects(context, use_selection=self.use_selection, use_visible=self.use_visible,
                                            use_active_collection=self.use_active_collection,
                                            collection=self.collection)
             path = self.filepath  # type: ignore[attr-defined]  # ExportHelper's property
-            written, warnings = pipeline.save(
-                context, fmt, path, objects=objs, axes=axes, apply_modifiers=self.apply_modifiers,
-                animations=self.export_animations, **_format_values(self))
+            written, warnings = pipeline.save(context, fmt, path, objects=objs, axes=axes,
+                                              **pipeline.shared_values(self), **_format_values(self))
         except pipeline.IOFailed as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
@@ -265,14 +287,25 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
 
 
 class _AnimExport(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the stubs' invoke/check signatures differ
+    """The active armature's action (or, animated by NLA tracks only, the
+    selected tracks', else the unmuted ones', one file each)."""
+
     format: Format
+    bake: BoolProperty(name="Bake Pose", default=True,
+                       description="Write what Blender shows (the evaluated pose: constraints, drivers, any "
+                                   "rotation mode); off: the F-curves only")
+    SECTIONS = (("Animation", ("bake",), None, False),)
+
+    def draw(self, context):
+        draw_sections(self, self.SECTIONS)
+
     def execute(self, context):
         from . import pipeline
 
         try:
             path = self.filepath  # type: ignore[attr-defined]  # ExportHelper's property
             written, warnings = pipeline.save_animation(context, self.format, path,
-                                                        armature=find_armature(context))
+                                                        armature=find_armature(context), bake=self.bake)
         except pipeline.IOFailed as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
@@ -331,6 +364,17 @@ def _operator(base, fmt: Format, idname: str, label: str, doc: str, suffixes: tu
     if hasattr(base, "SECTIONS"):
         attrs["SECTIONS"] = with_format_options(base.SECTIONS, specs, fmt)
     return type(f"{kind.upper()}_OT_{fmt.id}", (base,), attrs)
+
+
+def _shared_export_props() -> None:
+    """The export options every format shares (``io.export_options``) on the export operator."""
+    from ..io import export_options
+
+    for spec in export_options.OPTIONS:
+        _Export.__annotations__[spec.id] = _prop(spec)
+
+
+_shared_export_props()
 
 
 def classes_for(fmt: Format) -> list:

@@ -12,6 +12,7 @@ untouched (the writers write a temporary file and rename it).
 """
 from __future__ import annotations
 
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from ..io.errors import FormatError, Warnings
 from ..io.formats import Format, UnknownFormat
 from ..scene import AxisConversion, SceneError
 from ..scene.validate import validate
-from . import anim_extract, armature_extract, builder, extractor
+from . import anim_extract, armature_extract, builder, extractor, metadata
 from .extractor import ExtractError
 from .rollback import Rollback
 
@@ -163,10 +164,6 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
         raise _fail(err, paths[0]) from None
     finally:
         r.scene.clips = []
-    if not bake:
-        for c in clips:
-            c.sampler = None
-            c.rotation_mode = "nlerp"
     wm = _progress(context)
     try:
         with Rollback(context, armature):
@@ -220,11 +217,27 @@ def choose_armature(objs: list, context):
     raise IOFailed("several armatures: select the one to export (or export the selection)")
 
 
+def shared_values(source) -> dict:
+    """The values of the export options every format shares
+    (``io.export_options``) on an operator or parsed arguments (missing or
+    None: the option's default)."""
+    from ..io import export_options
+
+    out = {}
+    for spec in export_options.OPTIONS:
+        v = getattr(source, spec.id, None)
+        out[spec.id] = spec.default if v is None else v
+    return out
+
+
 def save(context, target: Format, path: str, *, objects=None, axes: AxisConversion | None = None,
-         apply_modifiers: bool = False, animations: bool = True,
-         **writer_options) -> tuple[list[str], list[str]]:
+         apply_modifiers: bool = True, export_animations: bool = True, actions: str = "OWNED", bake: bool = True,
+         path_mode: str = "AUTO", **writer_options) -> tuple[list[str], list[str]]:
     """Export ``objects`` (default: the view layer's) as ``target``'s
-    format. Returns (written paths, warnings)."""
+    format (the shared options: ``io.export_options``). Returns (written
+    paths, warnings)."""
+    from ..io import export_options
+
     warnings = Warnings()
     objs = list(context.view_layer.objects) if objects is None else list(objects)
     arm = choose_armature(objs, context)
@@ -236,10 +249,12 @@ def save(context, target: Format, path: str, *, objects=None, axes: AxisConversi
                 meshes.append(o)
     try:
         scene = extractor.scene_of(context, armature=arm, objects=meshes, apply_modifiers=apply_modifiers,
-                                   animations=animations, warnings=warnings)
+                                   animations=export_animations, actions=actions, bake=bake, warnings=warnings)
         validate(scene, _fps(context))
+        copies = export_options.texture_paths(scene, path_mode, path, warnings=warnings)
         fps = _fps(context)
         written = target.write_scene(scene, path, warnings=warnings, axes=axes, fps=fps, **writer_options)
+        export_options.copy_textures(copies, warnings)
     except ExtractError as err:
         raise IOFailed(str(err)) from None
     except Exception as err:
@@ -247,28 +262,63 @@ def save(context, target: Format, path: str, *, objects=None, axes: AxisConversi
     return written, warnings
 
 
-def save_animation(context, fmt: Format, path: str, *, armature, action=None,
+def _file_part(name: str) -> str:
+    """A name usable in a file name on every system."""
+    out = re.sub(r'[\\/:*?"<>|\x00-\x1f]+', "_", name).strip(" .")
+    return out or "action"
+
+
+def chosen_actions(armature) -> list[tuple]:
+    """The (action, slot) pairs an animation export writes: the active
+    action; else the actions of the selected NLA tracks; else of the
+    unmuted ones; else of all of them (never a layer stack's mix base or
+    signed copies, ``anim_layers``)."""
+    ad = armature.animation_data
+    if ad is None:
+        return []
+    if ad.action is not None:
+        return [(ad.action, getattr(ad, "action_slot", None))]
+    tracks = list(ad.nla_tracks)
+    for pick in ([t for t in tracks if t.select], [t for t in tracks if not t.mute], tracks):
+        out: list[tuple] = []
+        for t in pick:
+            for st in t.strips:
+                if (st.action is not None and st.action not in [a for a, _ in out]
+                        and metadata.load(st.action, metadata.MIX_KEY) is None):   # not a layer stack's own
+                    out.append((st.action, getattr(st, "action_slot", None)))
+        if out:
+            return out
+    return []
+
+
+def save_animation(context, fmt: Format, path: str, *, armature, action=None, bake: bool = True,
                    axes: AxisConversion | None = None) -> tuple[list[str], list[str]]:
-    """The armature's active action (or ``action``) as one animation file of ``fmt``."""
+    """The armature's active action (or ``action``) as one animation file of
+    ``fmt``; a rig animated by NLA tracks only: the chosen tracks'
+    (:func:`chosen_actions`), one file each (``<stem>_<action>`` beside
+    ``path`` when there are several)."""
     if armature is None:
         raise IOFailed("select the armature whose action to export")
-    ad = armature.animation_data
-    action = action or (ad.action if ad else None)
-    if action is None and ad is not None and len(ad.nla_tracks) == 1 and len(ad.nla_tracks[0].strips):
-        action = ad.nla_tracks[0].strips[0].action      # a single layer: that is the animation
-    if action is None:
-        raise IOFailed(f"{armature.name} has no active action to export (make the action to export active)")
+    pairs = [(action, None)] if action is not None else chosen_actions(armature)
+    if not pairs:
+        raise IOFailed(f"{armature.name} has no action and no NLA track to export (make the action to export "
+                       f"active)")
     warnings = Warnings()
     context.view_layer.update()
+    written: list[str] = []
+    target = Path(path)
     try:
         r = armature_extract.rig_of(armature)
-        clip = anim_extract.clip_of(action, r, _fps(context), warnings)
-        if clip is not None:
+        fps = _fps(context)
+        for act, slot in pairs:
+            clip = anim_extract.clip_of(context, act, r, fps, warnings, slot=slot, bake=bake)
+            if clip is None:
+                raise IOFailed(f"{act.name} animates no bone of {armature.name}")
             r.scene.clips = [clip]
-            validate(r.scene, _fps(context))
-        if clip is None:
-            raise IOFailed(f"{action.name} animates no bone of {armature.name}")
-        written = fmt.write_animation(r.scene, clip, path, warnings=warnings, fps=_fps(context), axes=axes)
+            validate(r.scene, fps)
+            out = target if len(pairs) == 1 else target.with_name(f"{target.stem}_{_file_part(act.name)}"
+                                                                  f"{target.suffix}")
+            written += fmt.write_animation(r.scene, clip, str(out), warnings=warnings, fps=fps, axes=axes)
     except Exception as err:
         raise _fail(err, path) from None
     return written, warnings

@@ -16,10 +16,12 @@ VIEW = (0.45, -1.25, 0.25)
 
 
 def render_poses(context, out: Path, armature, frames, n_poses: int = 3, size=(240, 320), samples: int = 8,
-                 before_frame=None):
-    """Render ``n_poses`` frames spread over ``frames`` side by side into the
-    PNG ``out``; ``before_frame(f)``, if given, is called after the scene is
-    set to frame ``f`` and before it renders."""
+                 engine: str = "CYCLES", before_frame=None):
+    """Render ``n_poses`` frames of ``frames`` side by side into the PNG ``out``
+    with ``engine`` (CYCLES on the CPU, BLENDER_WORKBENCH or Eevee: BLENDER_EEVEE,
+    or BLENDER_EEVEE_NEXT where Blender 4.x names it so); ``before_frame(f)``,
+    if given, is called after the scene is set to frame ``f`` and before it
+    renders."""
     scene = context.scene
     meshes = [o for o in scene.objects if o.type == "MESH"]
     each = [evaluated_world(context, o) for o in meshes]
@@ -39,9 +41,17 @@ def render_poses(context, out: Path, armature, frames, n_poses: int = 3, size=(2
     scene.camera = cam
     if scene.world is None:
         scene.world = bpy.data.worlds.new("PreviewWorld")
-    scene.render.engine = "CYCLES"
-    scene.cycles.device = "CPU"
-    scene.cycles.samples = samples
+    engines = {e.identifier for e in type(scene.render).bl_rna.properties["engine"].enum_items}
+    if engine == "BLENDER_EEVEE" and engine not in engines:
+        engine = "BLENDER_EEVEE_NEXT"
+    scene.render.engine = engine
+    if engine == "CYCLES":
+        scene.cycles.device = "CPU"
+        scene.cycles.samples = samples
+    elif engine.startswith("BLENDER_EEVEE"):
+        scene.eevee.taa_render_samples = samples
+    else:
+        scene.display.shading.color_type = "MATERIAL"
     scene.render.resolution_x, scene.render.resolution_y = size
     scene.render.resolution_percentage = 100
     scene.render.image_settings.file_format = "PNG"

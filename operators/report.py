@@ -258,7 +258,8 @@ def write_report(context, folder, title: str, parts, total: Report, built, heade
                 title=name, summary=rep.summary(name), ok=rep.ok, frames=[f.frame for f in rep.frames],
                 max_error=[f.max_error / size for f in rep.frames],
                 mean_error=[f.mean_error / size for f in rep.frames],
-                tolerance=rep.tolerance / size, size=size, image=image, captions=captions))
+                tolerance=rep.tolerance / size, size=size, image=image, captions=captions,
+                extra=[rep.normal_deviation.line()] if rep.normal_deviation is not None else []))
     text = report_page.page(title, total.verdict(), total.ok, header, sections)
     index = folder / "index.html"
     write_atomic(index, text.encode("utf-8"))

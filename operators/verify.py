@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Blender's evaluated deformation versus the core's evaluation of the
-original files, frame by frame."""
+original files, frame by frame; and, as information (never a failure), how
+far Blender's normals are from the ones the runtime skins."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,10 +23,54 @@ class FrameError:
 
 
 @dataclass
+class NormalDeviation:
+    """Angles (degrees) between Blender's evaluated corner normals and the
+    file's normals skinned as the RiTE runtime skins them (``sum w R n``):
+    Blender derives normals from the deformed mesh (custom normals kept
+    relative to its faces) and cannot skin them. Percentiles to 0.001
+    degree."""
+
+    median: float
+    p95: float
+    max: float
+    corners: int
+
+    def line(self) -> str:
+        return (f"normals (information, not checked): {self.median:.3g} degrees median, {self.p95:.3g} at the "
+                f"95th percentile, {self.max:.3g} at most from the file's normals turned by their joints "
+                f"(sum of w R n, as the RiTE runtime skins them; Blender derives normals from the deformed mesh)")
+
+
+class _Angles:
+    """A histogram of angles in 0.001 degree bins (percentiles without keeping every angle)."""
+
+    BINS = 180000
+
+    def __init__(self):
+        self.counts = np.zeros(self.BINS + 1, dtype=np.int64)
+        self.max = 0.0
+
+    def add(self, degrees: np.ndarray) -> None:
+        if len(degrees):
+            k = np.clip(np.round(degrees * (self.BINS / 180.0)).astype(np.int64), 0, self.BINS)
+            self.counts += np.bincount(k, minlength=self.BINS + 1)
+            self.max = max(self.max, float(degrees.max()))
+
+    def result(self) -> NormalDeviation | None:
+        n = int(self.counts.sum())
+        if not n:
+            return None
+        cum = np.cumsum(self.counts)
+        at = [int(np.searchsorted(cum, q * n)) * 180.0 / self.BINS for q in (0.5, 0.95)]
+        return NormalDeviation(at[0], at[1], self.max, n)
+
+
+@dataclass
 class Report:
     frames: list[FrameError]
     size: float
     tolerance: float
+    normal_deviation: NormalDeviation | None = None
     #: (reference scene, clips) the oracle played for these frames (the report's overlay)
     played: Any = None
 
@@ -82,13 +127,48 @@ def _played(clips) -> str:
     return repr(clips.name)
 
 
-def verify(context, objects: dict, reference: Scene, clips, frames, rel_tolerance: float = 1e-5) -> Report:
+def evaluated_normals(context, obj) -> np.ndarray:
+    """Evaluated corner normals (L, 3) of mesh ``obj`` in world space, unit."""
+    ev = obj.evaluated_get(context.evaluated_depsgraph_get())
+    me = ev.data
+    n = np.empty(3 * len(me.loops), dtype=np.float32)
+    me.corner_normals.foreach_get("vector", n)
+    m = np.linalg.inv(np.array(ev.matrix_world, dtype=np.float64)[:3, :3]).T
+    out = n.reshape(-1, 3).astype(np.float64) @ m.T
+    length = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.where(length > 0, length, 1.0)
+
+
+def _corner_sources(reference: Scene, objects: dict) -> dict:
+    """{mesh index: the reference corners of its Blender loops} for the
+    meshes whose loops are the faces the builder kept (``valid_faces``)."""
+    from .mesh_build import valid_faces
+
+    out = {}
+    for i, obj in objects.items():
+        m = reference.meshes[i]
+        if m.normals is None or not len(m.normals):
+            continue
+        src = valid_faces(m, [], "")[1]
+        if len(src) == len(obj.data.loops):
+            out[i] = src
+    return out
+
+
+#: the normals' deviation is measured on at most this many frames, spread over those verified
+NORMAL_FRAMES = 32
+
+
+def verify(context, objects: dict, reference: Scene, clips, frames, rel_tolerance: float = 1e-5,
+           normals: bool = False) -> Report:
     """Blender's evaluated meshes ``objects`` ({reference mesh index: object},
     world space) against the oracle's evaluation of ``reference`` (a fresh
     parse of the file, never read back from Blender) playing ``clips`` (None,
     a clip, or a layer stack) at each scene frame. The caller sets Blender up
-    to play the same (active action or NLA stack). A long run shows its
-    progress on the command line (``io.progress``)."""
+    to play the same (active action or NLA stack). With ``normals``, the
+    report also holds the normals' deviation from the runtime's skinned
+    normals (information), on at most NORMAL_FRAMES of the frames. A long
+    run shows its progress on the command line (``io.progress``)."""
     scene = context.scene
     fps = scene.render.fps / scene.render.fps_base
     frames = [float(f) for f in frames]
@@ -97,12 +177,25 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
     order = sorted(objects)
     counts = [len(reference.meshes[i].positions) for i in range(len(reference.meshes))]
     starts = np.concatenate(([0], np.cumsum(counts)))
+    corners = _corner_sources(reference, objects) if normals and reference.skeleton is not None else {}
+    sampled = set(np.unique(np.linspace(0, len(frames) - 1, min(len(frames), NORMAL_FRAMES)).round()).astype(int)
+                  .tolist()) if frames else set()
+    worlds = oracle.joint_world(reference, clips, frames, fps) if corners else np.zeros((len(frames), 0, 4, 4))
+    default = reference.skeleton.world() if corners else None
+    infl = {i: oracle.skin_influences(reference.meshes[i]) for i in corners if reference.meshes[i].skin is not None}
+    angles = _Angles()
     out = []
-    for f, want in counted(f"verify {_played(clips)}", zip(frames, want_all), len(frames)):
+    for k, (f, want) in enumerate(counted(f"verify {_played(clips)}", zip(frames, want_all), len(frames))):
         whole = int(np.floor(f))
         scene.frame_set(whole, subframe=float(f - whole))
         errs = [np.linalg.norm(evaluated_world(context, objects[i]) - want[starts[i]:starts[i + 1]], axis=1)
                 for i in order]
         d = np.concatenate(errs) if errs else np.zeros(0)
         out.append(FrameError(f, float(d.max()) if len(d) else 0.0, float(d.mean()) if len(d) else 0.0))
-    return Report(out, size, rel_tolerance * size, played=(reference, clips))
+        for i, src in (corners.items() if k in sampled else ()):
+            runtime = oracle.corner_normals(reference, reference.meshes[i], worlds[k], default, infl.get(i))
+            assert runtime is not None        # _corner_sources keeps meshes with normals
+            runtime = runtime[src]
+            got = evaluated_normals(context, objects[i])
+            angles.add(np.degrees(np.arccos(np.clip(np.sum(got * runtime, axis=1), -1.0, 1.0))))
+    return Report(out, size, rel_tolerance * size, angles.result(), played=(reference, clips))

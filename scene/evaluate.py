@@ -4,12 +4,15 @@ with core/ from the scene's own data (the file's keys through the clip's
 sampler), never from what a Blender builder keyed.
 
 * :func:`joint_world` — joint world matrices (F, J, 4, 4) for an action, a
-  stack of layers (the RiTE Animator's mergeable/dominant mix, blended as
-  Blender's NLA blends Replace strips), or the default pose;
+  stack of layers (the RiTE Animator's mergeable/dominant mix,
+  ``core.blend``), or the default pose;
 * :func:`mesh_positions` — world positions of each mesh for those matrices
   (linear blend skinning with Blender's weight policy: weights divided by
   their sum, unweighted vertices stay where the mesh is placed);
-* :func:`evaluate` — both at once: ``evaluate(scene, clips, frames, fps)``.
+* :func:`evaluate` — both at once: ``evaluate(scene, clips, frames, fps)``;
+* :func:`corner_normals` — each mesh corner's normal as the RiTE runtime
+  skins it (Blender derives its normals from the deformed mesh instead:
+  verify reports the difference as information).
 """
 from __future__ import annotations
 
@@ -28,10 +31,11 @@ def joint_world(scene: Scene, clips: list[Clip] | Clip | None, frames, fps: floa
     """Joint world matrices (F, J, 4, 4) at scene ``frames``.
 
     ``clips``: None (the default pose), one clip (played alone, whatever its
-    layer), or a list of layered clips (MERGEABLE weighted, DOMINANT on top;
-    rotations blended per component then normalised, as Blender does;
-    translation and scale keep the default pose, RiTE animates rotations
-    only)."""
+    layer), or a list of layered clips: the RiTE Animator (``core.blend``),
+    MERGEABLE ones mixed as the last of them says (``Clip.mix``: weighted
+    average per joint, or the 2006 Animator's overwrites in order), DOMINANT
+    ones on top; each clip on its own clock (its cycle); translation and
+    scale keep the default pose (RiTE animates rotations only)."""
     sk = scene.skeleton
     if sk is None:
         raise SceneError("the scene has no skeleton")
@@ -48,14 +52,13 @@ def joint_world(scene: Scene, clips: list[Clip] | Clip | None, frames, fps: floa
     J = len(sk)
 
     def layer(c: Clip):
-        rot = c.layer_rotations(r0, clip_times(c, frames, fps), fps)
+        rot = c.rotations_at(r0, clip_times(c, frames, fps))
         active = np.zeros(J, dtype=bool)
         active[c.rotation.targets] = True
         return rot, active
 
-    mix = [(*layer(c), c.weight) for c in merge]
-    over = [layer(c) for c in dom]
-    rot = blend.evaluate_stack(r0, blend.stack_from_animations(mix, over))
+    rot = blend.animator(r0, [(*layer(c), c.weight) for c in merge], [layer(c) for c in dom],
+                         merge[-1].mix if merge else "WEIGHTED")
     local = sampling.compose_trs(np.broadcast_to(t0, (F, J, 3)), quat.normalize(rot),
                                  np.broadcast_to(s0, (F, J, 3)))
     return sk.world(local)
@@ -124,6 +127,38 @@ def evaluate(scene: Scene, clips: list[Clip] | Clip | None, frames, fps: float =
             pts.append(mesh_positions(scene, m, w, default, infl.get(i)))
         out.append(np.concatenate(pts) if pts else np.zeros((0, 3)))
     return out
+
+
+def corner_normals(scene: Scene, mesh: Mesh, world: np.ndarray, default_world: np.ndarray | None = None,
+                   influences: skinning.Influences | None = None) -> np.ndarray | None:
+    """World normals (L, 3) of ``mesh``'s corners for joint world matrices
+    (J, 4, 4), as the RiTE runtime skins them (``Mesh.transformVertices``):
+    each corner's normal turned by the weighted sum of its vertex's joints'
+    rotations (``sum_k w_k R_k n``), normalised here only to give a
+    direction (the runtime does not renormalise). None for a mesh without
+    normals."""
+    if mesh.normals is None or not len(mesh.normals):
+        return None
+    n = np.asarray(mesh.normals, dtype=np.float64)
+    if mesh.skin is None or scene.skeleton is None:
+        m = placement(scene, mesh, world) if scene.skeleton is not None else np.asarray(mesh.matrix)
+        out = n @ np.linalg.inv(m[:3, :3])
+    else:
+        if default_world is None:
+            default_world = scene.skeleton.world()
+        mw = placement(scene, mesh, default_world)
+        sk = mesh.skin
+        mats = np.tile(np.eye(4), (len(scene.skeleton), 1, 1))
+        mats[sk.joints] = world[sk.joints] @ sk.inverse_bind @ np.linalg.inv(mw)
+        # the rotation parts' inverse transpose (the rotations themselves for rigid joints)
+        normal_mats = np.linalg.inv(mats[:, :3, :3]).transpose(0, 2, 1)
+        infl = influences or skin_influences(mesh)
+        w, _ = infl.policy_weights("blender")
+        per_vertex = np.einsum("vk,vkij->vij", w, normal_mats[infl.joints])
+        rest = n @ np.linalg.inv(mw[:3, :3])
+        out = np.einsum("cij,cj->ci", per_vertex[np.asarray(mesh.corners, dtype=np.int64)], rest)
+    length = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.where(length > 0, length, 1.0)
 
 
 def size(scene: Scene) -> float:

@@ -169,7 +169,10 @@ class Clip:
     ``[start, end)`` (the RiTE Animator's loop is (1, N)). ``layer`` says how
     the clip is played with others: the armature's action, or an NLA layer
     mixed by ``weight`` (MERGEABLE) or overriding the joints it animates
-    (DOMINANT)."""
+    (DOMINANT). ``mix`` is how a stack's MERGEABLE layers combine
+    (``core.blend``: "WEIGHTED", the weighted average per joint, or
+    "ANIMATOR_2006", each overwriting the joints it animates in order); the
+    last MERGEABLE layer's ``mix`` is the stack's."""
 
     name: str
     rotation: sampling.Channels
@@ -184,6 +187,7 @@ class Clip:
     cycle: tuple[float, float] | None = None
     layer: str = "ACTION"
     weight: float = 1.0
+    mix: str = "WEIGHTED"
     extras: dict = field(default_factory=dict)
 
     def to_frames(self, times, fps: float) -> np.ndarray:
@@ -213,12 +217,9 @@ class Clip:
         q = np.asarray(times, dtype=np.float64).reshape(-1)
         t0, r0, s0 = sampling.decompose_trs(default_local)
         F = len(q)
-        r = np.broadcast_to(r0, (F,) + r0.shape).copy()
+        r = self.rotations_at(r0, q)
         t = np.broadcast_to(t0, (F,) + t0.shape).copy()
         s = np.broadcast_to(s0, (F,) + s0.shape).copy()
-        if len(self.rotation.targets):
-            r[:, self.rotation.targets] = (self.sampler.sample_rotations(q) if self.sampler is not None
-                                           else self.rotation.sample(q, self.rotation_mode))
         if len(self.translation.targets):
             t[:, self.translation.targets] = self.translation.sample(q)
         if len(self.scale.targets):
@@ -229,10 +230,11 @@ class Clip:
         return local
 
     def bake_frames(self, fps: float) -> tuple[np.ndarray, np.ndarray]:
-        """(scene frames, clip times) a builder keys when it bakes the clip:
-        every whole scene frame of its range and, for a cycling clip, one
-        more frame at the cycle's end whose time is the cycle's start (so
-        that interpolation towards the wrap is right)."""
+        """(scene frames, clip times) of every whole scene frame of the
+        clip's range and, for a cycling clip, one more frame at the cycle's
+        end whose time is the cycle's start (the wrap key: for formats that
+        interpolate towards the wrap; a Blender action loops with Cycles
+        modifiers instead and leaves it out)."""
         f0, f1 = self.frame_range(fps)
         frames = np.arange(np.floor(f0 + 1e-9), np.ceil(f1 - 1e-9) + 1.0)
         if not len(frames):
@@ -245,45 +247,27 @@ class Clip:
             times = np.append(times[keep], self.cycle[0])
         return frames, times
 
-    def baked_rotations(self, default_rotation: np.ndarray, fps: float) -> tuple[np.ndarray, np.ndarray]:
-        """(scene frames, rotations (K, J, 4)) at :meth:`bake_frames` with the
-        sign a builder keys them with: for an ACTION clip each track
-        continuous along the keys from w >= 0 at the first (smooth between
-        keys); for a layer every key in the hemisphere of the joint's
-        default rotation, so that layers blended component by component
-        agree in sign (two layers holding one pose with opposite signs would
-        otherwise cancel out)."""
-        frames, times = self.bake_frames(fps)
-        r = np.broadcast_to(default_rotation, (len(times),) + np.shape(default_rotation)).copy()
-        if len(self.rotation.targets):
-            r[:, self.rotation.targets] = (self.sampler.sample_rotations(times) if self.sampler is not None
-                                           else self.rotation.sample(times, self.rotation_mode))
-        if self.layer != "ACTION":
-            d = np.broadcast_to(default_rotation, r.shape)
-            return frames, np.where(np.sum(r * d, axis=-1, keepdims=True) < 0, -r, r)
-        r[:1] = quat.canonical(r[:1])
-        return frames, quat.make_continuous(r, axis=0)
-
-    def layer_rotations(self, default_rotation: np.ndarray, times, fps: float) -> np.ndarray:
-        """Joint rotations (F, J, 4), not normalised, at clip ``times`` (in
-        the clip's range, already wrapped): what a layer contributes to a
-        blend. Blending is per component, so the sign matters: each track has
-        the sign of :meth:`baked_rotations` at the whole frame at or before
-        ``times``. Joints the clip does not animate keep ``default_rotation``."""
+    def rotations_at(self, default_rotation: np.ndarray, times) -> np.ndarray:
+        """Joint rotations (F, J, 4) at clip ``times`` (not wrapped), as the
+        clip's sampler or rotation channel gives them (not normalised);
+        joints it does not rotate keep ``default_rotation`` (J, 4)."""
         q = np.asarray(times, dtype=np.float64).reshape(-1)
-        keys_f, keys = self.baked_rotations(default_rotation, fps)
-        keys_t = self.to_times(keys_f, fps)
-        if self.cycle is not None and self.cycle[1] - self.cycle[0] > 0:
-            keys_t, keys = keys_t[:-1], keys[:-1]
         r = np.broadcast_to(default_rotation, (len(q),) + np.shape(default_rotation)).copy()
         if len(self.rotation.targets):
-            tg = self.rotation.targets
-            r[:, tg] = (self.sampler.sample_rotations(q) if self.sampler is not None
-                        else self.rotation.sample(q, self.rotation_mode))
-            k = np.clip(np.searchsorted(keys_t, q + 1e-9, side="right") - 1, 0, len(keys_t) - 1)
-            ref = keys[k][:, tg]
-            r[:, tg] *= np.where(np.sum(r[:, tg] * ref, axis=-1, keepdims=True) < 0, -1.0, 1.0)
+            r[:, self.rotation.targets] = (self.sampler.sample_rotations(q) if self.sampler is not None
+                                           else self.rotation.sample(q, self.rotation_mode))
         return r
+
+    def baked_rotations(self, default_rotation: np.ndarray, fps: float) -> tuple[np.ndarray, np.ndarray]:
+        """(scene frames, rotations (K, J, 4)) at :meth:`bake_frames` with the
+        sign a builder keys them with: each track continuous along the
+        frames from w >= 0 at the first (smooth between frames). A layer's
+        sign in a weighted mix is chosen later, against the other layers
+        (``core.blend.mix_signs``)."""
+        frames, times = self.bake_frames(fps)
+        r = self.rotations_at(default_rotation, times)
+        r[:1] = quat.canonical(r[:1])
+        return frames, quat.make_continuous(r, axis=0)
 
 
 # ---------------------------------------------------------------------------

@@ -37,6 +37,17 @@ def _index(name: str, a, n: int) -> None:
         raise SceneError(f"{name}: index {int(bad)} out of range (0..{n - 1})")
 
 
+def singular(m: np.ndarray) -> np.ndarray:
+    """(J,) bool: the 4x4 transforms (J, 4, 4) whose 3x3 part flattens space
+    (|det| at most 1e-12 of the cube of its largest entry)."""
+    m = np.asarray(m, dtype=np.float64)
+    if not len(m):
+        return np.zeros(0, dtype=bool)
+    det = np.abs(np.linalg.det(m[:, :3, :3]))
+    scale = np.maximum(np.abs(m[:, :3, :3]).max(axis=(1, 2)), 1e-300)
+    return det <= 1e-12 * scale ** 3
+
+
 def validate(scene: Scene, fps: float = 24.0, bones: int | None = None) -> list[str]:
     """Raise SceneError for what cannot be imported; return warnings."""
     warnings: list[str] = []
@@ -46,9 +57,7 @@ def validate(scene: Scene, fps: float = 24.0, bones: int | None = None) -> list[
         _finite("joint transforms", sk.local)
         _finite("bind matrices", sk.bind)
         for what, m in (("transform", sk.local), ("bind matrix", sk.bind)):
-            det = np.abs(np.linalg.det(m[:, :3, :3])) if len(m) else np.zeros(0)
-            scale = np.maximum(np.abs(m[:, :3, :3]).max(axis=(1, 2)), 1e-300) if len(m) else det
-            bad = np.nonzero(det <= 1e-12 * scale ** 3)[0]
+            bad = np.nonzero(singular(m))[0]
             if len(bad):
                 raise SceneError(f"joint {sk.names[int(bad[0])]!r}: singular {what} (it flattens space: "
                                  f"nothing can be posed or skinned with it)")

@@ -9,6 +9,7 @@ oracle (``scene.evaluate``), never from Blender.
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 from conftest import EXT_MODULE
 
@@ -75,3 +76,13 @@ def snapshot(bpy) -> dict:
     sc = bpy.context.scene
     out["frames"] = (sc.frame_start, sc.frame_end, sc.frame_current)
     return out
+
+
+def save_png(bpy, path: Path) -> None:
+    """A 2 x 2 PNG written by Blender at ``path`` (folders made)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    img = bpy.data.images.new("tmp", 2, 2)
+    img.filepath_raw = str(path)
+    img.file_format = "PNG"
+    img.save()
+    bpy.data.images.remove(img)

@@ -90,27 +90,53 @@ def test_rite_verify_exit_codes(tmp_path):
     # by default one line per animation, no per-frame table
     assert _rows(ok.stdout) == []
     (title, (n, worst, rel, tol, word)), = _summaries(ok.stdout).items()
-    assert title == "'walk': frames 0-32" and n == 33 and word == "PASS" and tol == 1e-5
+    assert title == "'walk': frames 0-64" and n == 65 and word == "PASS" and tol == 1e-5
     assert 0.0 < rel <= 1e-5
-    # --frames (-v): the table as well, every frame of walk.raa (33); the summary names its worst row
+    assert "normals (information, not checked)" in ok.stdout
+    # --frames (-v): the table as well, walk.raa's 33 frames, then its loop 1..32 again; the summary
+    # names its worst row
     strict = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", "--tolerance", "1e-12", "--frames")
     assert strict.returncode == 1 and _verdict(strict.stdout)[0] == "FAIL"
     assert "Traceback" not in strict.stderr
     rows = _rows(strict.stdout)
-    assert [r[0] for r in rows] == list(range(33))
+    assert [r[0] for r in rows] == list(range(65))
     assert all(0.0 <= r[2] <= r[1] for r in rows)
     _, max_error, verdict_rel = _verdict(strict.stdout)
     size = max_error / verdict_rel
     (n, worst, rel, tol, word), = _summaries(strict.stdout).values()
     top = max(r[1] for r in rows)          # the table rounds: the worst frame is one of its largest
-    assert (n, word, tol) == (33, "FAIL", 1e-12) and {r[0]: r[1] for r in rows}[worst] == top
+    assert (n, word, tol) == (65, "FAIL", 1e-12) and {r[0]: r[1] for r in rows}[worst] == top
     assert rel == pytest.approx(top / size, rel=0.01)
-    # --keys-only: the file's keys as Blender interpolates them; over the tolerance it fails too
+    # --keys-only: the file's keys (Blender interpolates each of the walk's spans as the runtime does):
+    # the runtime's poses to float32 rounding; over the tolerance it fails too
     keys = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", "--keys-only", "--tolerance", "1e-12", "-v")
     word, _, rel = _verdict(keys.stdout)
     assert keys.returncode == 1 and word == "FAIL", keys.stderr[-2000:]
     assert 0.0 < rel < 1e-5            # well within the default tolerance
-    assert len(_rows(keys.stdout)) == 33
+    assert len(_rows(keys.stdout)) == 65
+
+
+def test_rite_verify_takes_the_mergeable_mix():
+    """--mix reaches the import and the reference: walk and wave as two
+    mergeable layers verify under either mix, which differ (wave overwrites
+    the walk's arm in the 2006 Animator's, is averaged with it in the
+    weighted one)."""
+    tables = {}
+    for mix in ("weighted", "animator_2006"):
+        r = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", RITE / "wave.raa", "--weights", "0.5", "0.5",
+                 "--mix", mix)
+        assert r.returncode == 0, (mix, r.stdout[-2000:], r.stderr[-2000:])
+        assert _verdict(r.stdout)[0] == "PASS"
+        tables[mix] = _rows(r.stdout)
+    assert [r[0] for r in tables["weighted"]] == list(range(0, 81))     # 0..40, then wave's loop once more
+    ram = read_ram(RITE / "humanoid.ram")
+    ref = by_id("rite").adapter.read_scene([RITE / "humanoid.ram"], warnings=[])
+    clips = {mix: [c for p in ("walk.raa", "wave.raa")
+                   for c in by_id("rite").adapter.read_clips(ref.skeleton, ref.source.axes, [RITE / p],
+                                                             layer="MERGEABLE", weight=0.5, mix=mix.upper())]
+             for mix in tables}
+    ev = {mix: oracle.evaluate(ref, clips[mix], [20.0], FPS)[0] for mix in clips}
+    assert np.abs(ev["weighted"] - ev["animator_2006"]).max() > 1e-2 * np.ptp(ram.positions)
 
 
 def test_rite_broken_input_exits_2_naming_the_line(tmp_path):
@@ -283,3 +309,14 @@ def test_export_of_a_missing_or_broken_blend_exits_2(tmp_path):
     garbage.write_bytes(b"this is not a blend file\n" * 10)
     _clean_error(_run("export", garbage, "-o", tmp_path / "out.ram"), r"garbage\.blend")
     assert not (tmp_path / "out.x").exists() and not (tmp_path / "out.ram").exists()
+
+
+def test_export_writes_animations_by_default_as_the_gui_does(rig_blend, tmp_path):
+    """No flag: the rig's actions are written (as the export operator's
+    default); --no-animations leaves them out."""
+    r = _run("export", rig_blend, "-o", tmp_path / "anim.x")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert [s.name for s in read_xfile(tmp_path / "anim.x").animation_sets] == ["walk"]
+    r = _run("export", rig_blend, "-o", tmp_path / "still.x", "--no-animations")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert read_xfile(tmp_path / "still.x").animation_sets == []

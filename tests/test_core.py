@@ -3,7 +3,6 @@
 RiTE skeletal animation system document (seed 000)."""
 from __future__ import annotations
 
-import math
 import subprocess
 import sys
 import textwrap
@@ -12,11 +11,12 @@ import blender_normals
 import numpy as np
 import pytest
 from dual_quaternion import dual_quaternion
+from rite_seed import seed_mul, seed_slerp_no_invert, seed_to_matrix, seed_update_track
 
 from legacy_skin_io.core import blend, quat, sampling, skeleton, skinning
 from legacy_skin_io.io.rite import runtime
 
-# --- literal ports of the RiTE document's C# code (seed 000), one value at a time ---
+# literal ports of the RiTE document's C# code (seed 000), one value at a time: rite_seed
 
 
 def rotate(q, v) -> np.ndarray:
@@ -26,70 +26,6 @@ def rotate(q, v) -> np.ndarray:
     w = q[..., 3:4]
     t = 2.0 * np.cross(u, v)
     return v + w * t + np.cross(u, t)
-
-
-def seed_mul(l, r):
-    return [
-        l[1] * r[2] - l[2] * r[1] + l[3] * r[0] + l[0] * r[3],
-        l[2] * r[0] - l[0] * r[2] + l[3] * r[1] + l[1] * r[3],
-        l[0] * r[1] - l[1] * r[0] + l[3] * r[2] + l[2] * r[3],
-        l[3] * r[3] - l[0] * r[0] - l[1] * r[1] - l[2] * r[2],
-    ]
-
-
-def seed_lerp(a, b, t):
-    r = [a[i] * (1 - t) + b[i] * t for i in range(4)]
-    n = math.sqrt(sum(x * x for x in r))
-    return [x / n for x in r]
-
-
-def seed_slerp_no_invert(a, b, t):
-    cos = sum(a[i] * b[i] for i in range(4))
-    if -0.95 < cos < 0.95:
-        angle = math.acos(cos)
-        inv = 1 / math.sin(angle)
-        fa = math.sin(angle * (1 - t)) * inv
-        fb = math.sin(angle * t) * inv
-        return [a[i] * fa + b[i] * fb for i in range(4)]
-    return seed_lerp(a, b, t)
-
-
-def seed_update_track(keys, num_frames, current):
-    """Animator.updateAnimation for one track at one frame (keys sorted)."""
-    for k in keys:  # isKeyFrame / getKeyFrame
-        if current < k[0]:
-            break
-        if current == k[0]:
-            return list(k[1])
-    nxt = keys[0]
-    for k in keys:
-        if current < k[0]:
-            nxt = k
-            break
-    prev = keys[-1]
-    for i, k in enumerate(keys):
-        if current < k[0]:
-            if i != 0:
-                prev = keys[i - 1]
-            break
-    if nxt[0] < prev[0]:
-        span = num_frames - prev[0] + nxt[0]
-    else:
-        span = nxt[0] - prev[0]
-    if current < prev[0]:
-        off = num_frames - prev[0] + current
-    else:
-        off = current - prev[0]
-    return seed_slerp_no_invert(prev[1], nxt[1], off / span)
-
-
-def seed_to_matrix(q):
-    x, y, z, w = q
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (w * y + x * z)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
 
 
 # --- quaternions ---------------------------------------------------------------
@@ -297,18 +233,22 @@ def test_mergeable_weights_and_dominant_override():
     run = quat.normalize(rng.normal(size=(F, J, 4)))
     wave = quat.normalize(rng.normal(size=(F, J, 4)))
     walk_act = np.array([1, 1, 1, 0, 0], bool)
-    run_act = np.array([1, 1, 1, 0, 0], bool)
+    run_act = np.array([0, 1, 1, 0, 0], bool)
     wave_act = np.array([0, 1, 0, 0, 1], bool)
-    layers = blend.stack_from_animations([(walk, walk_act, 1.0), (run, run_act, 3.0)], [(wave, wave_act)])
-    out = blend.evaluate_stack(base, layers)
-    assert np.allclose(out[:, 0], 0.25 * walk[:, 0] + 0.75 * run[:, 0])  # weighted average
-    assert np.allclose(out[:, 1], wave[:, 1])  # dominant overrides
-    assert np.allclose(out[:, 3], base[3])  # untouched joint keeps its base
+    out = blend.animator(base, [(walk, walk_act, 1.0), (run, run_act, 3.0)], [(wave, wave_act)])
+    # the weighted average, by hand: each rotation in the sign nearer the first, normalised
+    aligned = np.where(np.sum(walk * run, axis=-1, keepdims=True) < 0, -run, run)
+    assert np.allclose(out[:, 2], quat.normalize(0.25 * walk[:, 2] + 0.75 * aligned[:, 2]))
+    assert np.allclose(out[:, 0], walk[:, 0])       # walk alone animates joint 0: all of it, whatever its weight
+    assert np.allclose(out[:, 1], wave[:, 1])       # dominant overrides
+    assert np.allclose(out[:, 3], base[3])          # untouched joint keeps its base
     assert np.allclose(out[:, 4], wave[:, 4])
-    assert np.allclose(blend.mergeable_influences([1, 1, 1, 1]), [1, 1 / 2, 1 / 3, 1 / 4])
-    # influence below 1 on the bottom layer blends with the base, as the NLA does
-    half = blend.evaluate_stack(base, [blend.Layer(walk, walk_act, 0.5)])
-    assert np.allclose(half[:, 0], 0.5 * base[0] + 0.5 * walk[:, 0])
+    # the 2006 Animator: run overwrites walk where it animates, weights unused
+    old = blend.animator(base, [(walk, walk_act, 1.0), (run, run_act, 3.0)], [], mix="ANIMATOR_2006")
+    assert np.allclose(old[:, 0], walk[:, 0]) and np.allclose(old[:, 1:3], run[:, 1:3])
+    # joints whose animations all weigh 0 keep their default
+    zero = blend.animator(base, [(walk, walk_act, 0.0)], [])
+    assert np.allclose(zero, np.broadcast_to(base, zero.shape))
 
 
 # --- skinning ------------------------------------------------------------------

@@ -177,6 +177,7 @@ def test_every_option_has_its_flags(toy):
     for f in formats.FORMATS:
         for s in f.import_options + f.anim_import_options:
             assert set(s.cli_flags) <= _flags("import") and set(s.cli_flags) <= _flags("verify")
+        for s in f.import_options:
             assert {"--input-" + x[2:] for x in s.cli_flags} <= _flags("convert")
         for s in f.export_options:
             assert set(s.cli_flags) <= _flags("export") and set(s.cli_flags) <= _flags("convert")

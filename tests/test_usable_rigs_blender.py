@@ -81,18 +81,24 @@ def test_dense_keys_are_never_merged(bpy, tmp_path):
 
 
 def test_short_animations_are_reported_with_the_option(bpy, tmp_path, capfd):
-    """221 keys 1 tick apart (ticks 0..220, no AnimTicksPerSecond) last 0.05 s:
-    the import says so and names Ticks per Second; with it, 220 frames."""
+    """221 keys 1 tick apart (ticks 0..220, no AnimTicksPerSecond): the
+    automatic time base reads them as frames (220 frames, named in the
+    summary); read as D3DX's 4800 ticks per second (Time Base File) they last
+    0.05 s, and the import says so and names the option."""
     path = chain_file(tmp_path / "ticks.x", np.arange(221))
+    assert bpy.ops.import_scene.xfile(filepath=str(path), time_base="FILE") == {"FINISHED"}
+    out = capfd.readouterr()
+    assert "lasts 1.1 frame(s) at 24 fps: if it should be longer, set the importer's Time Base" in out.out + out.err
+    bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
     out = capfd.readouterr()
-    assert "Ticks per Second" in out.out + out.err
-    bpy.ops.wm.read_homefile(use_empty=True)
-    assert bpy.ops.import_scene.xfile(filepath=str(path), ticks_per_second=24.0) == {"FINISHED"}
+    assert "time base one tick per frame (Automatic: " in out.out and ": 220 frames at 24 fps" in out.out
+    assert "lasts" not in out.out + out.err
     assert bpy.context.scene.frame_end == 220
     arm, meshes = imported(bpy)
-    ref = ext("io.xfile.adapter").read_scene([str(path)], ticks_per_second=24.0)
-    _verify_action(bpy, meshes, ref, ref.clips[0], np.arange(0.0, 221.0, 7.0))
+    ref = ext("io.xfile.adapter").read_scene([str(path)])
+    assert ref.clips[0].ticks_per_second is None          # times are frames
+    _verify_action(bpy, meshes, ref, ref.clips[0], np.arange(0.0, 221.0))
 
 
 def _positions_over(bpy, meshes, frames):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from blender_checks import ext
+from blender_checks import ext, save_png
 from conftest import DATA, SAMPLES
 
 from legacy_skin_io.io.formats import FORMATS
@@ -125,26 +125,19 @@ def _material_file(names: list[str]) -> bytes:
             % (len(names), faces, len(names), len(names), b",".join(b"%d" % i for i in range(len(names))), mats))
 
 
-def _png(bpy, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    img = bpy.data.images.new("tmp", 2, 2)
-    img.filepath_raw = str(path)
-    img.file_format = "PNG"
-    img.save()
-    bpy.data.images.remove(img)
-
-
 def test_one_image_per_texture_file_and_one_warning_per_missing(bpy, tmp_path, capfd):
-    _png(bpy, tmp_path / "tex" / "skin.png")
+    save_png(bpy, tmp_path / "tex" / "skin.png")
     names = ["skin.png", "SKIN.PNG", "textures\\skin.dds", "C:\\art\\skin.png", "gone.png", "gone.png", "gone.png"]
     (tmp_path / "m.x").write_bytes(_material_file(names))
     assert bpy.ops.import_scene.xfile(filepath=str(tmp_path / "m.x")) == {"FINISHED"}
-    images = list(bpy.data.images)
-    assert len(images) == 1 and Path(images[0].filepath).name == "skin.png"
+    images = sorted(bpy.data.images, key=lambda i: i.name)
+    assert [Path(i.filepath).name for i in images] == ["gone.png", "skin.png"]
+    assert [tuple(i.size) != (0, 0) for i in images] == [False, True]     # (reading size loads a file)
+    assert [i.has_data for i in images] == [False, True]        # gone.png: a path to relink, no data
     out = capfd.readouterr().out
     assert out.count("not found") == 1 and "gone.png" in out
     mats = [m for m in bpy.data.materials if m.name.startswith("m")]
-    linked = [m for m in mats if any(n.type == "TEX_IMAGE" for n in m.node_tree.nodes)]
+    linked = [m for m in mats if any(n.type == "TEX_IMAGE" and n.outputs["Color"].links for n in m.node_tree.nodes)]
     assert len(linked) == 4                                     # the four names that find skin.png
     assert all(not any(n.type == "TEX_IMAGE" and n.image is None for n in m.node_tree.nodes) for m in mats)
     missing = [m for m in mats if m.get("texture_path") == "gone.png"]
@@ -152,7 +145,7 @@ def test_one_image_per_texture_file_and_one_warning_per_missing(bpy, tmp_path, c
 
 
 def test_pack_images_option(bpy, tmp_path):
-    _png(bpy, tmp_path / "skin.png")
+    save_png(bpy, tmp_path / "skin.png")
     (tmp_path / "m.x").write_bytes(_material_file(["skin.png"]))
     assert bpy.ops.import_scene.xfile(filepath=str(tmp_path / "m.x"), pack_images=True) == {"FINISHED"}
     assert [bool(i.packed_file) for i in bpy.data.images] == [True]

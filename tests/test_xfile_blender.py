@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -362,8 +363,11 @@ def test_static_meshes_handedness_ngons_uvs_colours_materials(bpy, capfd):
     assert np.allclose(uv[:, 0], m.uvs[lv, 0], atol=1e-6)
     assert np.allclose(uv[:, 1], 1.0 - m.uvs[lv, 1], atol=1e-6)
     mat = me.materials[0]
-    assert mat["texture_path"] == "tiger.bmp"             # missing image: path kept, no image made
-    assert not [n for n in mat.node_tree.nodes if n.type == "TEX_IMAGE"] and not bpy.data.images
+    assert mat["texture_path"] == "tiger.bmp"             # missing image: path kept, an image without data
+    tex = [n for n in mat.node_tree.nodes if n.type == "TEX_IMAGE"]
+    assert len(tex) == 1 and tex[0].image.name == "tiger.bmp" and not tex[0].image.has_data
+    assert not tex[0].outputs["Color"].links and "tiger.bmp" in tex[0].label
+    assert Path(bpy.path.abspath(tex[0].image.filepath)) == path.parent.resolve() / "tiger.bmp"
 
     bpy.ops.wm.read_homefile(use_empty=True)
     path = X / "assimp" / "kwxport_test_cubewithvcolors.x"

@@ -129,6 +129,19 @@ FACTS = {
     "real/blitz-research__blitz3d/ship.x": dict(
         storage="txt", float_size=32, meshes=[('x3dc_2', 231, 156, 0)],
         frames=7, roots=['x3dc_1'], sets=[('x3dc_0', 6, 12)], tps=None),
+    "crafted/alpha_zero_half_one.x": dict(
+        storage="txt", float_size=32, meshes=[("ZeroBox", 8, 12, 0), ("HalfBox", 8, 12, 0), ("OneBox", 8, 12, 0)],
+        frames=3, roots=["Zero", "Half", "One"], sets=[], tps=None),
+    "crafted/extra_brace.x": dict(
+        storage="txt", float_size=32, meshes=[("BoxMesh", 8, 12, 0)],
+        frames=1, roots=["Box"], sets=[], tps=None),
+    "crafted/inside_out_mirror_root.x": dict(
+        storage="txt", float_size=32,
+        meshes=[("InsideOut", 8, 12, 0), ("MixedBox", 8, 12, 0), ("RotatedNormals", 8, 12, 0)],
+        frames=4, roots=["Root", "Rotated"], sets=[], tps=None),
+    "crafted/materials_in_frames.x": dict(
+        storage="txt", float_size=32, meshes=[("BodyMesh", 8, 12, 0), ("HeadMesh", 8, 12, 0), ("LegMesh", 8, 12, 0)],
+        frames=4, roots=["Scene_Root"], sets=[], tps=None),
 }
 
 BROKEN = ["assimp/malformed_skinweights_oob.x", "assimp/OV_GetNextToken"]

@@ -146,7 +146,7 @@ def test_reference_cycle():
      "names vertex 5", 9),
     (b"Mesh m {\n3;\n0;0;0;,1;0;0;,0;1;0;;\n1;\n3;0,1,2;;\n", "missing '}'", 6),
     (b"Frame {\nFrameTransformMatrix {\n1,0,0,0,\n0,1,0,0,0,0,1,0,0,0,0;;\n}\n}", "found 15 then '}'", 6),
-    (b"Frame f { 12 }\n}", "unexpected '}' at top level", 3),
+    (b"Frame f { 12 }\n7;", "unexpected '7' at top level", 3),   # (a '}' closing nothing is a warning)
     (b"AnimationSet {\nAnimation {\nAnimationKey {\n0;\n2;\n0;4;1,0,0,0;;,\n5;3;1,0,0;;;\n}\n}\n}",
      "key 1 has 3 values, key type 0 needs 4", 8),
 ])

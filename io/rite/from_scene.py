@@ -15,6 +15,7 @@ on the written files.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -49,19 +50,23 @@ def file_safe(name: str) -> str:
 
 
 def _rite_names(names: list[str], warnings: list[str]) -> list[str]:
-    """Joint names RiTE can hold (no '"' or line breaks), unique (tracks bind by name)."""
-    out, seen, changed = [], set(), False
+    """Joint names RiTE can hold (a quoted name holds anything but '"' and
+    line breaks), unique (tracks bind by name); every change reported."""
+    out, seen, changed = [], set(), []
     for i, n in enumerate(names):
         m = (n or f"joint{i}").replace('"', "'").replace("\n", " ").replace("\r", " ")
         base, k = m, 1
         while m in seen:
             m = f"{base}.{k}"
             k += 1
-        changed |= m != n
+        if m != n:
+            changed.append((n, m))
         seen.add(m)
         out.append(m)
     if changed:
-        warnings.append("joint names changed to be unique and hold no '\"' or line breaks")
+        shown = ", ".join(f"{a!r} -> {b!r}" for a, b in changed[:8]) + (" ..." if len(changed) > 8 else "")
+        warnings.append(f"{len(changed)} joint name(s) written differently, RiTE names hold no '\"' or line "
+                        f"break and must differ: {shown}")
     return out
 
 
@@ -378,7 +383,8 @@ def raa_from_clip(scene: Scene, clip: Clip, ram: RamModel, *, axes: AxisConversi
     tracks: dict[int, RaaTrack] = {}
     frame_count = 0
     if keys:
-        times, baked = clip.baked_rotations(np.tile(quat.IDENTITY, (J, 1)), fps)
+        # the signs are relative to the continuous rotations (io.rite.to_scene.key_signs)
+        times, baked = replace(clip, layer="ACTION").baked_rotations(np.tile(quat.IDENTITY, (J, 1)), fps)
         for jname, pairs in keys.items():
             j = index.get(jname)
             if j is None or not clip.animated[j] or not len(pairs):
@@ -484,7 +490,10 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, fps: f
     used: set[str] = set()
     for clip in clips:
         _clip_flags(build, clip)
-        stem = f"{path.stem}_{file_safe(clip.name)}"
+        part = file_safe(clip.name)
+        if "rite" in clip.extras and part.startswith(path.stem + "_") and len(part) > len(path.stem) + 1:
+            part = part[len(path.stem) + 1:]        # read from <stem>_<name>.raa: not <stem>_<stem>_<name>
+        stem = f"{path.stem}_{part}"
         name, k = stem, 2
         while name.lower() in used:
             name = f"{stem}_{k}"

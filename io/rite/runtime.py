@@ -52,6 +52,18 @@ class RiteClip:
     def n_tracks(self) -> int:
         return len(self.starts) - 1
 
+    def _where(self, frames):
+        """(frames (F,), index of each track's first key after each frame
+        (F, T), each track's first and end key index (1, T), whether a key
+        is at or before the frame, whether one is on it)."""
+        q = np.asarray(frames, dtype=np.float64).reshape(-1)
+        pos = sampling.locate(self.times, self.starts, self.track_of_key, q)           # (F, T)
+        start = self.starts[:-1][None, :]
+        end = self.starts[1:][None, :]
+        has_le = pos > start
+        exact = has_le & (self.times[np.maximum(pos - 1, 0)] == q[:, None])
+        return q, pos, start, end, has_le, exact
+
     def sample(self, frames) -> np.ndarray:
         """Rotations (F, T, 4) of every track at every frame in ``frames``.
 
@@ -62,13 +74,8 @@ class RiteClip:
         the same key (a single-key track) holds that key, where the 2006 code
         divides by a zero span and produces NaN.
         """
-        q = np.asarray(frames, dtype=np.float64).reshape(-1)
+        q, pos, start, end, has_le, exact = self._where(frames)
         T = self.n_tracks
-        pos = sampling.locate(self.times, self.starts, self.track_of_key, q)           # (F, T)
-        start = self.starts[:-1][None, :]
-        end = self.starts[1:][None, :]
-        has_le = pos > start
-        exact = has_le & (self.times[np.maximum(pos - 1, 0)] == q[:, None])
         prev = np.where(has_le, pos - 1, end - 1)
         nxt = np.where(pos < end, pos, start)
         pf = self.times[prev]
@@ -89,3 +96,50 @@ class RiteClip:
     def sample_rotations(self, frames) -> np.ndarray:
         """The scene sampler protocol (``scene.Sampler``): :meth:`sample`."""
         return self.sample(frames)
+
+    #: slerpNoInvert lerps (then normalises) keys whose dot product is at least this
+    LERP_DOT = 0.95
+
+    def linear_keys(self, frames) -> tuple[np.ndarray, str]:
+        """Which of the whole ``frames`` (0..N-1, ascending) each track must
+        be keyed on for a per-component linear interpolation of the keys,
+        normalised (Blender's quaternion F-curves), to play what the runtime
+        plays at every whole frame: (mask (F, T) bool, a one-line note of
+        the spans that needed every frame, or "").
+
+        The file's keys always. Between two keys whose dot product is at
+        least 0.95 (and whose lengths agree within 1e-6) the runtime's
+        ``slerpNoInvert`` lerps and normalises, exactly what the F-curve
+        does, so nothing more; between keys further apart it slerps, and
+        before the first key and after the last it interpolates through the
+        loop's wrap (which an F-curve cannot): there, every frame."""
+        _, pos, start, end, has_le, exact = self._where(frames)
+        T = self.n_tracks
+        inside = has_le & (pos < end) & ~exact          # between two keys, not through the wrap
+        prev = np.maximum(pos - 1, 0)
+        nxt = np.minimum(pos, len(self.times) - 1)
+        a, b = self.rotations[prev], self.rotations[nxt]
+        la, lb = np.linalg.norm(a, axis=-1), np.linalg.norm(b, axis=-1)
+        lerp = (np.sum(a * b, axis=-1) >= self.LERP_DOT) & (np.abs(la - lb) <= 1e-6 * np.maximum(la, lb))
+        single = (end - start) == 1
+        mask = exact | ~(single | (inside & lerp))
+        spans = baked = 0
+        for t in range(T):
+            k = int(self.starts[t + 1] - self.starts[t])
+            if k < 2:
+                continue
+            keyed = mask[:, t] & ~exact[:, t]
+            span_of = np.where(inside[:, t], pos[:, t], -1)          # interior spans by their next key
+            spans += k - 1
+            baked += len(np.unique(span_of[keyed & inside[:, t]]))
+            wrap = ~inside[:, t] & ~exact[:, t]
+            if wrap.any():
+                spans += 1
+                baked += 1
+        note = ""
+        if baked:
+            note = (f"{baked} of {spans} spans between keys keyed on every frame: Blender would interpolate "
+                    f"those keys differently from the runtime, which slerps keys more than "
+                    f"{np.degrees(2 * np.arccos(self.LERP_DOT)):.1f} degrees apart (signs as written) and "
+                    f"interpolates the first and last keys through the loop's wrap")
+        return mask, note

@@ -3,6 +3,7 @@
 conventions it applies are listed in :mod:`.adapter`)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -96,10 +97,17 @@ def _weight_warnings(ram: RamModel, warnings: list[str]) -> None:
     V = len(ram.positions)
     if len(ram.weight_vertex):
         total = np.bincount(ram.weight_vertex, weights=ram.weight_value, minlength=V)
-        off = np.abs(total - 1.0) > 1e-4
+        weighted = np.bincount(ram.weight_vertex, minlength=V) > 0
+        off = weighted & (np.abs(total - 1.0) > 1e-4)
         if off.any():
-            warnings.append(f"{int(off.sum())} vertices have weights that do not sum to 1 (kept as given; "
-                            f"the RiTE runtime uses them as is, Blender divides by the sum)")
+            # at the bind pose every joint's matrix is the identity: the runtime puts a vertex at sum(w) * p
+            p = ram.positions
+            size = float(np.linalg.norm(p.max(0) - p.min(0))) or 1.0
+            dev = float((np.abs(total[off] - 1.0) * np.linalg.norm(p[off], axis=1)).max()) / size
+            warnings.append(f"{int(off.sum())} vertices have weights that do not sum to 1 (sums "
+                            f"{total[off].min():.3g} to {total[off].max():.3g}): Blender and the core divide "
+                            f"them by their sum; the RiTE runtime uses them as given, which puts those vertices "
+                            f"up to {dev:.3g} of the model size elsewhere at the bind pose")
     unweighted = V - int(np.count_nonzero(np.bincount(ram.weight_vertex, minlength=V))) if V else 0
     if unweighted:
         warnings.append(f"{unweighted} vertices have no weights (they stay at their bind position in Blender)")
@@ -127,13 +135,14 @@ def bind_tracks(names: list[str], anim: RaaAnimation, warnings: list[str],
     no joint binds by its joint id to the joint with that RAM id (``ids``:
     the file's joint ids; none for a rig that did not come from a RAM) if no
     track claims that joint by name, with a warning; the rest are reported
-    and skipped."""
+    and skipped. A track bound by name whose joint id is another joint's is
+    reported too: the RiTE runtime binds by id."""
     by_name: dict[str, int] = {}
     for i, n in enumerate(names):
         by_name.setdefault(n, i)
     by_id = {int(v): i for i, v in enumerate(ids)} if ids is not None else {}
     claimed = {by_name[tr.joint_name] for tr in anim.tracks if tr.joint_name in by_name}
-    out, skipped, by_ids = [], [], []
+    out, skipped, by_ids, clashes = [], [], [], []
     for tr in anim.tracks:
         j = by_name.get(tr.joint_name)
         if j is None:
@@ -142,6 +151,10 @@ def bind_tracks(names: list[str], anim: RaaAnimation, warnings: list[str],
                 j = k
                 claimed.add(k)
                 by_ids.append(f"{tr.joint_name!r} -> {names[k]!r} (id {int(tr.joint_id)})")
+        else:
+            k = by_id.get(int(tr.joint_id))
+            if k is not None and k != j:
+                clashes.append(f"{tr.joint_name!r} (joint id {int(tr.joint_id)} is {names[k]!r})")
         if j is None:
             skipped.append(tr.joint_name)
             continue
@@ -149,6 +162,10 @@ def bind_tracks(names: list[str], anim: RaaAnimation, warnings: list[str],
     if by_ids:
         warnings.append(f"{anim.name}: {len(by_ids)} track(s) bound by joint id, their names match no joint: "
                         f"{', '.join(by_ids[:6])}{' ...' if len(by_ids) > 6 else ''}")
+    if clashes:
+        warnings.append(f"{anim.name}: {len(clashes)} track(s) whose name and joint id name different joints, "
+                        f"bound by name (the RiTE runtime binds by id and would animate the other joint): "
+                        f"{', '.join(clashes[:6])}{' ...' if len(clashes) > 6 else ''}")
     if skipped:
         warnings.append(f"{anim.name}: {len(skipped)} track(s) match no joint of the model by name or id, "
                         f"skipped: {', '.join(skipped[:10])}{' ...' if len(skipped) > 10 else ''}")
@@ -161,9 +178,10 @@ def bind_tracks(names: list[str], anim: RaaAnimation, warnings: list[str],
 
 
 def clip_from_raa(skeleton: Skeleton, axes: AxisConversion, anim: RaaAnimation, *, layer: str = "ACTION",
-                  weight: float = 1.0, warnings: list[str] | None = None) -> Clip:
+                  weight: float = 1.0, mix: str = "WEIGHTED", warnings: list[str] | None = None) -> Clip:
     """An RAA as a clip on ``skeleton`` (whose joints' file-space
-    orientation comes from :func:`rite_joints`)."""
+    orientation comes from :func:`rite_joints`); ``mix``: how mergeable
+    layers combine (``scene.Clip.mix``)."""
     warnings = warnings if warnings is not None else Warnings()
     d = skeleton.extras.get("rite") or {}
     ids = d.get("ids") if len(d.get("ids", ())) == len(skeleton) else None
@@ -185,7 +203,7 @@ def clip_from_raa(skeleton: Skeleton, axes: AxisConversion, anim: RaaAnimation, 
     clip = Clip(anim.name, rotation, sampling.Channels.empty(3), sampling.Channels.empty(3), animated,
                 start=0.0, end=float(max(n - 1, 0)), ticks_per_second=None,
                 sampler=rclip, cycle=(1.0, float(n)) if n >= 2 else None,
-                layer=layer, weight=float(weight),
+                layer=layer, weight=float(weight), mix=mix,
                 extras={"rite": {"frames": n, "frames_given": bool(anim.frame_count_given)}})
     clip.extras["rite"]["keys"] = key_signs(clip, skeleton)
     return clip
@@ -193,10 +211,12 @@ def clip_from_raa(skeleton: Skeleton, axes: AxisConversion, anim: RaaAnimation, 
 
 def key_signs(clip: Clip, skeleton: Skeleton) -> dict[str, list[list[int]]]:
     """{joint name: [[frame, sign], ...]}: each file key's frame and the sign
-    that turns the rotation a builder keys there (``Clip.baked_rotations``,
-    sign-continuous) back into the file's quaternion."""
+    that turns the clip's rotation there, made sign-continuous along the
+    frames (``Clip.baked_rotations`` of an ACTION clip, whatever the clip's
+    layer: the hemisphere of a fixed rotation is no stable reference for
+    rotations near 180 degrees) back into the file's quaternion."""
     r0 = np.tile(quat.IDENTITY, (len(skeleton), 1))
-    times, baked = clip.baked_rotations(r0, 24.0)   # RiTE clips count scene frames: any fps
+    times, baked = replace(clip, layer="ACTION").baked_rotations(r0, 24.0)   # RiTE clips count frames: any fps
     ch = clip.rotation
     out = {}
     for t, j in enumerate(ch.targets):
@@ -227,15 +247,16 @@ def read_scene(paths, *, axes: AxisConversion | None = None, warnings: list[str]
 
 
 def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = "ACTION", weight: float = 1.0,
-               warnings: list[str] | None = None) -> list[Clip]:
-    """.raa files as clips on ``skeleton`` (bound by name, then id)."""
+               mix: str = "WEIGHTED", warnings: list[str] | None = None) -> list[Clip]:
+    """.raa files as clips on ``skeleton`` (bound by name, then id); ``mix``:
+    the RiTE animation import's option (``options.ANIM_IMPORT_OPTIONS``)."""
     from .raa_reader import read_raa
 
     warnings = warnings if warnings is not None else Warnings()
     clips = []
     for p in paths:
         anim = read_raa(p, warnings=warnings)
-        clip = clip_from_raa(skeleton, axes, anim, layer=layer, weight=weight, warnings=warnings)
+        clip = clip_from_raa(skeleton, axes, anim, layer=layer, weight=weight, mix=mix, warnings=warnings)
         if not len(clip.rotation.targets) and anim.tracks:
             raise FormatError("no track matches a joint of the armature", path=p)
         clips.append(clip)

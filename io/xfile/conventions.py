@@ -17,7 +17,11 @@ What is DirectX's and stays here:
 * every frame is a joint; a joint's bind matrix is ``mesh frame world @
   inverse(matrixOffset)`` (:func:`core.rig.resolve_binds` fills the rest);
 * key times are ticks: ``AnimTicksPerSecond``, 4800 when absent (D3DX);
-* texture coordinates have v down.
+  files that number their keys in frames are read by the time base
+  :mod:`.time_base` chooses;
+* texture coordinates have v down;
+* a Material's faceColor alpha of 0 is opaque (:func:`shown_alpha`), the
+  file's value kept in the material's ``extras["xfile"]["alpha"]``.
 """
 from __future__ import annotations
 
@@ -51,3 +55,11 @@ def key_from_rotation(xyzw: np.ndarray) -> np.ndarray:
 def col(m: np.ndarray) -> np.ndarray:
     """Direct3D row-vector matrices (..., 4, 4) <-> column-vector matrices."""
     return np.swapaxes(np.asarray(m, dtype=np.float64), -1, -2)
+
+
+def shown_alpha(alpha: float) -> float:
+    """The opacity a Material's faceColor alpha shows: Direct3D's fixed-function
+    pipeline ignores material alpha unless the application turns blending on,
+    and many exporters leave it at 0, so 0 (or less) is opaque; 0 < alpha < 1
+    is see-through; 1 (or more) is opaque."""
+    return alpha if 0.0 < alpha < 1.0 else 1.0

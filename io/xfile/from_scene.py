@@ -9,8 +9,9 @@ from ...core import quat, sampling
 from ...scene import AxisConversion, Clip, Mesh, Scene
 from ..errors import FormatError, Warnings
 from ..rows import dedupe_rows
-from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, key_from_rotation
+from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, key_from_rotation, shown_alpha
 from .model import XAnimationSet, XFile, XMaterial, XMesh
+from .names import file_names, report, text_identifier
 
 KEY_TYPES = ("TRS", "MATRIX")
 
@@ -22,19 +23,6 @@ def writer_axes(scene: Scene, axes: AxisConversion | None = None) -> AxisConvers
 
 def _is_identity(m: np.ndarray) -> bool:
     return bool(np.array_equal(np.asarray(m, dtype=np.float64), np.eye(4)))
-
-
-def _unique_names(names: list[str], taken: set[str], fallback: str) -> list[str]:
-    out = []
-    for i, n in enumerate(names):
-        n = n or f"{fallback}{i}"
-        base, k = n, 1
-        while n in taken:
-            n = f"{base}.{k}"
-            k += 1
-        taken.add(n)
-        out.append(n)
-    return out
 
 
 def _whole_ticks(times: np.ndarray, what: str, warnings: list[str]) -> np.ndarray:
@@ -63,25 +51,37 @@ class _SceneWriter:
         self.key_type = key_type
         self.text = text
         self.material_cache: dict[int, XMaterial] = {}
+        mats = [m.name for m in scene.materials]
+        self.material_names, changed = file_names(mats, text=text, fallback="material",
+                                                  keep_empty=set(range(len(mats))))
+        if changed:
+            warnings.append(report("material", changed, text))
+        clips = [c.name for c in scene.clips]
+        self.set_names, changed = file_names(clips, text=text, fallback="set", keep_empty=set(range(len(clips))))
+        if changed:
+            warnings.append(report("animation", changed, text))
 
     # -- frames ------------------------------------------------------------
     def frames(self, xf: XFile) -> list:
         from .model import XFrame
-        from .text_emit import text_name
 
         sk = self.scene.skeleton
         if sk is None or not len(sk):
             self.names = []
             return []
-        names = _unique_names(list(sk.names), set(), "frame")
-        if names != list(sk.names):
-            self.warnings.append("joint names repeat: the repeats are renamed (name.1, name.2, ...)")
-        if self.text and len({text_name(n) for n in names}) < len(names):
-            self.warnings.append("joint names collide once spelt for text files (only A-Z, 0-9, _ . -): "
-                                 "use the binary format")
+        # an unnamed frame nothing refers to by name stays unnamed (as assimp and D3DX read it)
+        referenced = {int(j) for m in self.scene.meshes if m.skin is not None for j in m.skin.joints}
+        referenced |= {int(j) for c in self.scene.clips for j in np.flatnonzero(c.animated)}
+        was = set((sk.extras.get("xfile") or {}).get("unnamed", ())) if self.scene.source.format == FORMAT else set()
+        unnamed = {j for j, n in enumerate(sk.names)
+                   if (not n or (j in was and n == f"frame{j}")) and j not in referenced}
+        names, changed = file_names(["" if j in unnamed else n for j, n in enumerate(sk.names)], text=self.text,
+                                    fallback="frame", keep_empty=unnamed)
+        if changed:
+            self.warnings.append(report("joint", changed, self.text))
         self.names = names
         mats = col(self.back.matrices(sk.local))
-        frames = [XFrame(n, mats[j].copy()) for j, n in enumerate(names)]
+        frames = [XFrame(n or None, mats[j].copy()) for j, n in enumerate(names)]
         for j in range(len(sk)):       # children in joint order
             p = int(sk.parents[j])
             (frames[p].children if p >= 0 else xf.frames).append(frames[j])
@@ -95,7 +95,10 @@ class _SceneWriter:
             rgba = np.ones(4)
             c = np.asarray(m.color, dtype=np.float64).reshape(-1)[:4]
             rgba[:len(c)] = c
-            xm = XMaterial(name=m.name or None, face_color=rgba, power=float(m.specular_power),
+            written = (m.extras.get("xfile") or {}).get("alpha") if isinstance(m.extras, dict) else None
+            if isinstance(written, (int, float)) and rgba[3] == shown_alpha(float(written)):
+                rgba[3] = float(written)        # the file's own alpha, which the reader showed as rgba[3]
+            xm = XMaterial(name=self.material_names[index] or None, face_color=rgba, power=float(m.specular_power),
                            specular=np.asarray(m.specular, dtype=np.float64).reshape(-1)[:3].copy(),
                            emissive=np.asarray(m.emissive, dtype=np.float64).reshape(-1)[:3].copy(),
                            texture=m.texture)
@@ -128,8 +131,8 @@ class _SceneWriter:
         if len(sizes) > 1:
             np.cumsum(sizes[:-1], out=starts[1:])
         local = np.arange(L) - np.repeat(starts, sizes)
-        if back.mirrors:
-            local = np.repeat(sizes, sizes) - 1 - local
+        rev = np.repeat(self.reversed_faces(m, sizes), sizes)
+        local[rev] = np.repeat(sizes, sizes)[rev] - 1 - local[rev]
         src = np.repeat(starts, sizes) + local            # file corner k = scene corner src[k]
         # .X keeps UVs per vertex: split vertices whose corners carry different UVs
         uvs = None if m.uvs is None else np.asarray(m.uvs, dtype=np.float64).reshape(-1, 2)
@@ -194,10 +197,30 @@ class _SceneWriter:
             offsets = col(back.matrices(ib))
             for k, j in enumerate(np.asarray(sk.joints, dtype=np.int64).tolist()):
                 sel = np.flatnonzero(wj == j)
+                if not len(sel):        # a joint that moves no vertex: no block (assimp cannot read an empty one)
+                    continue
                 sel = sel[np.argsort(wv[sel], kind="stable")]
                 xm.skin_weights.append(XSkinWeights(frame_name=self.names[j], vertex_indices=wv[sel],
                                                     weights=ww[sel], matrix_offset=offsets[k].copy()))
         return xm
+
+    def reversed_faces(self, m: Mesh, sizes: np.ndarray) -> np.ndarray:
+        """(F,) bool: the faces whose corners are written in reverse: all when
+        the conversion mirrors, and again those the reader turned to follow
+        the file's normals (``extras["xfile"]["turned"]``: "all", or face
+        indices while the mesh still has the faces it was read with)."""
+        rev = np.full(len(sizes), self.back.mirrors)
+        turned = (m.extras.get("xfile") or {}).get("turned") if isinstance(m.extras, dict) else None
+        if turned == "all":
+            rev = ~rev
+        elif isinstance(turned, list) and turned:
+            idx = np.asarray(turned, dtype=np.int64)
+            if idx.min() >= 0 and idx.max() < len(sizes) and (m.extras["xfile"].get("faces") == len(sizes)):
+                rev[idx] = ~rev[idx]
+            else:
+                self.warnings.append(f"mesh {m.name!r}: faces changed since the import; written as Blender "
+                                     f"shows them")
+        return rev
 
     def meshes(self, xf: XFile, frames: list) -> None:
         from .model import XFrame
@@ -207,7 +230,7 @@ class _SceneWriter:
         for mi, m in enumerate(self.scene.meshes):
             parent = int(m.parent) if frames else -1
             matrix = np.asarray(m.matrix, dtype=np.float64).reshape(4, 4)
-            name = m.name or None
+            name = (text_identifier(m.name) if self.text else m.name) or None
             # a Mesh named like a Frame makes `{ Name }` references ambiguous; an
             # unnamed mesh reads back with its frame's name anyway
             if name is not None and (name in taken or name in used_mesh):
@@ -220,7 +243,7 @@ class _SceneWriter:
             elif _is_identity(matrix) or (m.parent >= 0 and not frames):
                 xf.meshes.append(self.mesh(m, name, None))
             else:       # a frame of its own; an unnamed mesh reads back with the frame's name
-                fname = _unique_names([m.name or f"mesh{mi}"], taken, "mesh")[0]
+                fname = file_names([name or f"mesh{mi}"], text=False, fallback="mesh", taken=taken)[0][0]
                 fr = XFrame(fname, col(self.back.matrices(matrix)),
                             meshes=[self.mesh(m, None if name == fname else name, None)])
                 xf.frames.append(fr)
@@ -228,16 +251,36 @@ class _SceneWriter:
     # -- animation ---------------------------------------------------------
     @staticmethod
     def keyed(clip: Clip) -> bool:
-        """A clip written key for key (it came from .X): no sampler, a tick
-        rate, slerp between keys (as .X readers interpolate)."""
-        return clip.sampler is None and clip.ticks_per_second is not None and clip.rotation_mode == "slerp"
+        """A clip written key for key: no sampler, slerp between keys (as .X
+        readers interpolate): a set read from .X, or one sampled where each
+        key is what it shows (Blender's export)."""
+        return clip.sampler is None and clip.rotation_mode == "slerp"
+
+    def own_rate(self, clip: Clip) -> float | None:
+        """The ticks per second of a clip read from .X (read at one tick per
+        frame: the frame rate), else None."""
+        if clip.ticks_per_second is not None:
+            return float(clip.ticks_per_second)
+        if (clip.extras.get("xfile") or {}).get("time_base") == "FRAMES":
+            return float(self.fps)
+        return None
+
+    def clip_rate(self, clip: Clip) -> float:
+        """A keyed clip's clip units per second (a clip without a tick rate counts scene frames)."""
+        rate = self.own_rate(clip)
+        return self.fps if rate is None else rate
 
     def file_ticks(self) -> float:
+        """The option's ticks per second, else the time base the first clip
+        read from .X was read with (keyed, or imported and baked: its ticks
+        come back as they were, one per frame for a file read at one tick per
+        frame), else 4800."""
         if self.tps_option:
             return float(self.tps_option)
         for c in self.scene.clips:
-            if self.keyed(c):
-                return float(c.ticks_per_second)
+            rate = self.own_rate(c)
+            if rate is not None:
+                return rate
         return float(DEFAULT_TICKS_PER_SECOND)
 
     def _keys(self, local_file: np.ndarray, ticks: np.ndarray) -> list:
@@ -256,10 +299,16 @@ class _SceneWriter:
 
         sk = self.scene.skeleton
         back = self.back
-        aset = XAnimationSet(name=clip.name or None)
+        aset = XAnimationSet(name=self.set_names[self.scene.clips.index(clip)] or None)
         joints = np.flatnonzero(clip.animated).tolist()
         if self.keyed(clip):
-            rate = tps / float(clip.ticks_per_second)
+            rate = tps / self.clip_rate(clip)
+            first = min((float(ch.times.min()) for ch in (clip.rotation, clip.translation, clip.scale)
+                         if len(ch.times)), default=0.0)
+            shift = -first if first < 0 else 0.0     # ticks are unsigned: a set starting before 0 moves
+            if shift:
+                self.warnings.append(f"{clip.name}: starts {shift * rate / tps * self.fps:g} frame(s) before 0; "
+                                     f"written from tick 0 (every key that much later)")
             chans = {"r": clip.rotation, "s": clip.scale, "t": clip.translation}
             tracks = {c: {int(j): k for k, j in enumerate(ch.targets.tolist())} for c, ch in chans.items()}
 
@@ -284,7 +333,7 @@ class _SceneWriter:
                         continue
                     times = np.unique(np.concatenate(own))
                     rows = np.searchsorted(union, times)
-                    anim.keys.append(XAnimationKey(4, _whole_ticks(times * rate, what, self.warnings),
+                    anim.keys.append(XAnimationKey(4, _whole_ticks((times + shift) * rate, what, self.warnings),
                                                    col(local[rows, j]).reshape(-1, 16)))
                 else:
                     for kt, c in ((0, "r"), (1, "s"), (2, "t")):
@@ -293,12 +342,13 @@ class _SceneWriter:
                             continue
                         times, v = tr
                         if c == "r":
-                            v = key_from_rotation(quat.normalize(back.quats(v)))
+                            v = key_from_rotation(back.quats(v))     # as read: a non-unit key is the file's own
                         elif c == "s":
                             v = back.scales(v)
                         else:
                             v = back.translations(v)
-                        anim.keys.append(XAnimationKey(kt, _whole_ticks(times * rate, what, self.warnings), v))
+                        anim.keys.append(XAnimationKey(kt, _whole_ticks((times + shift) * rate, what, self.warnings),
+                                                       v))
                 if anim.keys:
                     aset.animations.append(anim)
             return aset
@@ -332,7 +382,7 @@ class _SceneWriter:
             if itps < 1 or abs(itps - tps) > 1e-9:
                 self.warnings.append(f"ticks per second {tps:g} is not a whole number: {max(itps, 1)} used")
                 itps = max(itps, 1)
-            rates = {float(c.ticks_per_second) for c in self.scene.clips if self.keyed(c)}
+            rates = {r for r in (self.own_rate(c) for c in self.scene.clips if self.keyed(c)) if r is not None}
             if rates - {float(itps)}:
                 self.warnings.append(f"key times rescaled from {', '.join(f'{r:g}' for r in sorted(rates))} "
                                      f"to {itps} ticks per second")
@@ -386,7 +436,7 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, storag
         raise FormatError(f"float size must be 32 or 64, not {float_size!r}", path=path)
     float_size = int(float_size)
     try:
-        xf = xfile_from_scene(scene, warnings=warnings, fps=fps, ticks_per_second=ticks_per_second,
+        xf = xfile_from_scene(scene, warnings=warnings, fps=fps, ticks_per_second=ticks_per_second or None,
                               key_type=key_type, axes=axes, text=storage.startswith("text"))
     except FormatError as err:
         if err.path is None:

@@ -107,6 +107,8 @@ class MeshTemplates(ObjectReader):
                 streams.update(self.decl_data(mesh, what, origins))
             elif ident == "FVFData":
                 streams.update(self.fvf_data(mesh, what, origins))
+            elif ident == "Material":       # outside its MeshMaterialList: only a name refers to it
+                self.loose_material(what)
             else:
                 self.unknown_object(ident)
         if mesh.normals is None and "NORMAL0" in streams and streams["NORMAL0"].shape[1] >= 3:
@@ -263,6 +265,15 @@ class MeshTemplates(ObjectReader):
         if name is not None:
             self.materials_by_name.setdefault(name, mat)
         return mat
+
+    def loose_material(self, where: str) -> None:
+        """A Material outside any MeshMaterialList (at the top level, in a
+        Frame or a Mesh): meshes refer to it by name, wherever it is
+        declared, before or after the reference (as D3DX resolves them)."""
+        mat = self.material()
+        if mat.name is None:
+            self.warn(f"{where}: an unnamed Material outside a MeshMaterialList ignored (no mesh can "
+                      f"refer to it)")
 
     def skin_weights(self, mesh: XMesh, owner: str) -> XSkinWeights:
         t = self.t

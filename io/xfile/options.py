@@ -9,15 +9,25 @@ from ..options import Option
 IMPORT_DEFAULTS = {"bake": True}
 
 TIME_BASE = Option(
+    "time_base", "Time Base",
+    "What one tick of the animation keys is",
+    "AUTO",
+    items=(("AUTO", "Automatic", "From the file: its AnimTicksPerSecond; without one, frame numbers when the keys "
+                                 "are (gaps under 80 ticks or a last key under 400), else D3DX's 4800 per second"),
+           ("FILE", "File", "The file's AnimTicksPerSecond, or 4800 when it has none (as DirectX does)"),
+           ("FRAMES", "One Tick per Frame", "Key times are frame numbers at the scene's frame rate"),
+           ("CUSTOM", "Custom", "Ticks per Second below")),
+    panel="Animation")
+TICKS_PER_SECOND = Option(
     "ticks_per_second", "Ticks per Second",
-    "Time base of the animation keys: 0 uses the file's AnimTicksPerSecond (4800 when it has none, as DirectX "
-    "assumes); set it to the scene's frame rate for one frame per tick",
+    "Ticks per second of the animation keys for the Custom time base (a number above 0 with Automatic "
+    "also means Custom; 0: unset)",
     0.0, min=0.0, max=1e9, panel="Animation")
 
 #: ``read_scene``'s options (model import, ``import``/``verify``, ``convert``'s input)
-IMPORT_OPTIONS = (TIME_BASE,)
+IMPORT_OPTIONS = (TIME_BASE, TICKS_PER_SECOND)
 #: ``read_clips``'s options (animations onto an existing armature)
-ANIM_IMPORT_OPTIONS = (TIME_BASE,)
+ANIM_IMPORT_OPTIONS = (TIME_BASE, TICKS_PER_SECOND)
 
 #: ``write_scene``'s options (export, ``export``, ``convert``'s output)
 #: The storage kinds of a .X file (the writer's ``storage``).
@@ -39,6 +49,7 @@ EXPORT_OPTIONS = (
                   ("MATRIX", "Matrix", "One 4x4 matrix per key")),
            panel="Animation"),
     Option("ticks_per_second", "Ticks per Second",
-           "Time resolution of the animation keys (4800 is what DirectX and 3ds Max use)",
-           4800, min=1, max=1_000_000, panel="Animation"),
+           "Time resolution of the animation keys (AnimTicksPerSecond; 0: the time base the animations were "
+           "imported with, a file's own ticks, else 4800, what DirectX and 3ds Max use)",
+           0, min=0, max=1_000_000, panel="Animation"),
 )

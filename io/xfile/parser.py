@@ -15,7 +15,7 @@ from .key_tables import KeyTables
 from .mesh_templates import MeshTemplates
 from .model import XFile, XFrame, XMaterial, XMesh
 from .objects import _label, _Ref
-from .tokens import EOF, NAME, OPEN, TokenStream
+from .tokens import CLOSE, EOF, NAME, OPEN, TokenStream
 
 
 class Parser(MeshTemplates, AnimationTemplates):
@@ -33,6 +33,7 @@ class Parser(MeshTemplates, AnimationTemplates):
         self.frame_refs: list[tuple[XFrame, _Ref]] = []
         self.in_animation = 0  # > 0 while parsing a Frame object inside an Animation
         self.key_tables = KeyTables()
+        self.extra_braces: list[str] = []  # where each '}' closing nothing at the top level lies
 
     # ------------------------------------------------------------------
     # the file
@@ -69,7 +70,7 @@ class Parser(MeshTemplates, AnimationTemplates):
                 elif ident == "Mesh":
                     self.xf.meshes.append(self.mesh())
                 elif ident == "Material":
-                    self.material()
+                    self.loose_material("top level")
                 elif ident == "AnimTicksPerSecond":
                     self.ticks(mark)
                 elif ident == "AnimationSet":
@@ -79,8 +80,16 @@ class Parser(MeshTemplates, AnimationTemplates):
             elif k == OPEN:
                 ref = self.reference()
                 self.warn(f"top-level reference {{ {ref.name} }} ignored")
+            elif k == CLOSE:
+                # one '}' too many (assimp and Irrlicht read past it): nothing is open to close
+                where = ", ".join(f"{key} {value}" for key, value in t.position().items())
+                self.extra_braces.append(where + t.where_note)
+                t.advance()
             else:
                 raise t.error(f"unexpected {t.describe()} at top level")
+        if self.extra_braces:
+            more = f" (and {len(self.extra_braces) - 1} more)" if len(self.extra_braces) > 1 else ""
+            self.warn(f"{self.extra_braces[0]}: a '}}' that closes nothing, ignored{more}")
 
     # ------------------------------------------------------------------
     # frames
@@ -113,6 +122,8 @@ class Parser(MeshTemplates, AnimationTemplates):
                 self.parents[id(child)] = (frame, self.frame_marks[id(child)], False)
             elif ident == "Mesh":
                 frame.meshes.append(self.mesh())
+            elif ident == "Material":     # (Blitz3D): found by name wherever it is declared
+                self.loose_material(what)
             else:
                 self.unknown_object(ident)
         self.depth -= 1

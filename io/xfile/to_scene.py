@@ -9,22 +9,44 @@ import numpy as np
 
 from ...core import quat, rig, sampling
 from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
+from ...scene.validate import singular
 from ..errors import FormatError, Warnings
-from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, rotation_from_key
+from . import facing
+from .conventions import FORMAT, col, default_axes, rotation_from_key, shown_alpha
 from .model import XAnimationSet, XFile, XMaterial, XMesh
+from .time_base import AUTO, TimeBase, choose
+
+#: a singular frame that places nothing gets its flattened axes scaled by this
+#: much of its largest axis (Blender needs an invertible matrix)
+FLATTENED = 1e-5
 
 
 class _Reader:
-    def __init__(self, xf: XFile, axes: AxisConversion, path: str, warnings: list[str],
-                 ticks_per_second: float = 0.0):
+    def __init__(self, xf: XFile, axes: AxisConversion, path: str, warnings: list[str], time_base: TimeBase):
         self.xf = xf
-        self.ticks_per_second = ticks_per_second       # > 0: overrides the file's time base
+        self.time_base = time_base
         self.axes = axes
         self.path = path
         self.warnings = warnings
         self.frames = list(xf.all_frames())
         self.materials: list[Material] = []
         self._material_of: dict[int, int] = {}
+        self.turned: list[tuple[str, int, int]] = []     # (mesh, faces turned, faces)
+        self.file_world = self._file_worlds()
+
+    def _file_worlds(self) -> np.ndarray:
+        """(J, 4, 4) each frame's combined FrameTransformMatrix as stored
+        (row vectors, file space): where the frames put their meshes."""
+        world = np.zeros((len(self.frames), 4, 4))
+        index = {id(f): i for i, f in enumerate(self.frames)}
+        parent = np.full(len(self.frames), -1)
+        for i, f in enumerate(self.frames):
+            for c in f.children:
+                parent[index[id(c)]] = i
+        for i, f in enumerate(self.frames):       # parents come first (XFile.all_frames)
+            m = np.asarray(f.matrix, dtype=np.float64)
+            world[i] = m @ world[parent[i]] if parent[i] >= 0 else m
+        return world
 
     def skeleton(self) -> Skeleton | None:
         frames = self.frames
@@ -45,7 +67,9 @@ class _Reader:
             names.append(n)
         local = self.axes.matrices(col(np.array([f.matrix for f in frames]).reshape(-1, 4, 4)))
         J = len(frames)
-        return Skeleton(names, parents, local, np.full((J, 4, 4), np.nan), np.zeros(J, dtype=bool))
+        unnamed = [i for i, f in enumerate(frames) if not f.name]     # a writer writes them unnamed again
+        return Skeleton(names, parents, local, np.full((J, 4, 4), np.nan), np.zeros(J, dtype=bool),
+                        extras={"xfile": {"unnamed": unnamed}} if unnamed else {})
 
     def material(self, xm: XMaterial, mesh_name: str) -> int:
         key = id(xm)
@@ -53,12 +77,17 @@ class _Reader:
             rgba = np.ones(4)
             fc = np.asarray(xm.face_color, dtype=np.float64).reshape(-1)
             rgba[:min(4, len(fc))] = fc[:4]
+            extras = {}
+            alpha = shown_alpha(float(rgba[3]))
+            if alpha != rgba[3]:
+                extras["xfile"] = {"alpha": float(rgba[3])}      # written back by the writer
+                rgba[3] = alpha
             self._material_of[key] = len(self.materials)
             self.materials.append(Material(xm.name or f"{mesh_name}_material", color=rgba,
                                            specular_power=float(xm.power),
                                            specular=np.asarray(xm.specular, dtype=np.float64)[:3].copy(),
                                            emissive=np.asarray(xm.emissive, dtype=np.float64)[:3].copy(),
-                                           texture=xm.texture))
+                                           texture=xm.texture, extras=extras))
         return self._material_of[key]
 
     def mesh(self, m: XMesh, name: str, parent: int, sk: Skeleton | None, by_name: dict[str, int],
@@ -71,12 +100,18 @@ class _Reader:
         if len(sizes) > 1:
             np.cumsum(sizes[:-1], out=starts[1:])
         local = np.arange(int(sizes.sum())) - np.repeat(starts, sizes)
-        if axes.mirrors:          # a reflection turns the winding over
-            local = np.repeat(sizes, sizes) - 1 - local
+        turned = self._turned(m, sizes, idx, parent)
+        reverse = turned != axes.mirrors     # a reflection turns the winding over, and so does a turn
+        rev = np.repeat(reverse, sizes)
+        local[rev] = np.repeat(sizes, sizes)[rev] - 1 - local[rev]
         src = np.repeat(starts, sizes) + local
         corners = idx[src]
         V = len(m.positions)
         out = Mesh(name, axes.points(m.positions), sizes, corners, parent=parent)
+        if turned.any():
+            out.extras["xfile"] = {"turned": "all" if turned.all() else np.flatnonzero(turned).tolist(),
+                                   "faces": len(turned)}
+            self.turned.append((name, int(turned.sum()), len(turned)))
         out.normals = self._normals(m, src, label)
         if m.uvs is not None and len(m.uvs) == V and len(corners):
             uv = np.asarray(m.uvs, dtype=np.float64)[corners, :2].copy()
@@ -95,6 +130,26 @@ class _Reader:
         if m.skin_weights and sk is not None:
             out.skin = self._skin(m, name, sk, by_name, world, parent)
         return out
+
+    def _turned(self, m: XMesh, sizes: np.ndarray, idx: np.ndarray, parent: int) -> np.ndarray:
+        """(F,) bool: the faces :mod:`.facing` turns to point the way the
+        file's normals say (none without usable normals)."""
+        none = np.zeros(len(sizes), dtype=bool)
+        if m.normals is None or not len(m.normals) or not len(sizes):
+            return none
+        if m.normal_face_indices is not None:
+            if m.normal_face_sizes is None or not np.array_equal(m.normal_face_sizes, sizes):
+                return none
+            ni = np.asarray(m.normal_face_indices, dtype=np.int64)
+        elif len(m.normals) == len(m.positions):
+            ni = idx
+        else:
+            return none
+        if ni.min() < 0 or ni.max() >= len(m.normals):
+            return none
+        frame = self.file_world[parent][:3, :3] if parent >= 0 else None
+        turned, _space = facing.turned_faces(m.positions, sizes, idx, np.asarray(m.normals)[ni], frame)
+        return turned
 
     def _normals(self, m: XMesh, src: np.ndarray, label: str):
         if m.normals is None or not len(m.normals):
@@ -154,25 +209,62 @@ class _Reader:
         ib = np.array([offs[j] for j in joints]).reshape(-1, 4, 4)
         return Skin(joints, ib, cat(vs, np.int64), cat(js, np.int64), cat(ws, np.float64))
 
+    def _loosen_singular(self, sk: Skeleton, placed: list[tuple[XMesh, int]], by_name: dict[str, int]) -> None:
+        """Frames whose matrix flattens space (SDK scene.x: a camera frame with
+        a zero row) while neither they nor any frame below them places a mesh
+        or a skin: the matrix becomes the nearest one Blender can invert (each
+        flattened axis at FLATTENED of the largest), with one warning. One that
+        a mesh or a skin depends on stays, and the scene's validation refuses it."""
+        bad = np.flatnonzero(singular(sk.local))
+        if not len(bad):
+            return
+        needed = np.zeros(len(sk), dtype=bool)
+        for m, f in placed:
+            if f >= 0:
+                needed[f] = True
+            for sw in m.skin_weights:
+                j = by_name.get(sw.frame_name)
+                if j is not None:
+                    needed[j] = True
+        for j in sk.order[::-1].tolist():          # children first: a frame is needed by what hangs below it
+            p = int(sk.parents[j])
+            if p >= 0 and needed[j]:
+                needed[p] = True
+        loose = [int(j) for j in bad if not needed[j]]
+        for j in loose:
+            u, s, vt = np.linalg.svd(sk.local[j, :3, :3])
+            s = np.maximum(s, FLATTENED * s[0]) if s[0] > 0 else np.full(3, FLATTENED)
+            sk.local[j, :3, :3] = (u * s) @ vt
+        if loose:
+            names = ", ".join(repr(sk.names[j]) for j in loose[:8]) + (" ..." if len(loose) > 8 else "")
+            self.warnings.append(f"{len(loose)} frame(s) with a matrix that flattens space, placing no mesh: "
+                                 f"{names}; imported with the flattened axis scaled by {FLATTENED:g} instead of 0")
+
     def scene(self, name: str) -> Scene:
         sk = self.skeleton()
         self._spread: dict[int, float] = {}
         by_name: dict[str, int] = {}
         world = None
+        placed = [(m, -1) for m in self.xf.meshes] + [(m, i) for i, f in enumerate(self.frames) for m in f.meshes]
         if sk is not None:
             for i, f in enumerate(self.frames):
                 if f.name is not None:
                     by_name.setdefault(f.name, i)
+            self._loosen_singular(sk, placed, by_name)
             world = sk.world()
         meshes: list[Mesh] = []
         used: set[str] = set()
-        placed = [(m, -1) for m in self.xf.meshes] + [(m, i) for i, f in enumerate(self.frames) for m in f.meshes]
         for mi, (m, f) in enumerate(placed):
             mname = m.name or (sk.names[f] if f >= 0 and self.frames[f].name else f"{name}_mesh{mi}")
             if mname in used:
                 mname = f"{mname}.{mi}"
             used.add(mname)
             meshes.append(self.mesh(m, mname, f, sk, by_name, world))
+        if self.turned:
+            names = [f"{n!r}" + ("" if k == nf else f" ({k} of {nf} faces)") for n, k, nf in self.turned]
+            self.warnings.append(f"{len(self.turned)} mesh(es) wound against their own normals in the file, "
+                                 f"faces turned to point the way the normals say: {', '.join(names[:8])}"
+                                 f"{' ...' if len(names) > 8 else ''} (export writes the file's winding back)")
         clips = []
         if sk is not None:
             rig.resolve_binds(sk.parents, sk.order, sk.local, world, sk.bind)
@@ -181,11 +273,10 @@ class _Reader:
             if bad:
                 self.warnings.append(f"{len(bad)} frame(s) have different bind poses in different meshes "
                                      f"(first: {sk.names[bad[0]]!r}); the first mesh's is used")
-            tps = float(self.ticks_per_second or self.xf.anim_ticks_per_second or DEFAULT_TICKS_PER_SECOND)
-            clips = [self.clip(s, i, sk, by_name, tps) for i, s in enumerate(self.xf.animation_sets)]
+            clips = [self.clip(s, i, sk, by_name) for i, s in enumerate(self.xf.animation_sets)]
         return Scene(name, sk, meshes, self.materials, clips, Source(FORMAT, self.path, self.axes))
 
-    def clip(self, aset: XAnimationSet, i: int, sk: Skeleton, by_name: dict[str, int], tps: float) -> Clip:
+    def clip(self, aset: XAnimationSet, i: int, sk: Skeleton, by_name: dict[str, int]) -> Clip:
         name = aset.name or f"AnimationSet{i}"
         tracks: dict[str, tuple[list, list, list]] = {"r": ([], [], []), "t": ([], [], []), "s": ([], [], [])}
         animated = np.zeros(len(sk), dtype=bool)
@@ -242,8 +333,10 @@ class _Reader:
 
         if not np.isfinite(lo):
             lo = hi = 0.0
+        tb = self.time_base
         return Clip(name, channels("r", 4), channels("t", 3), channels("s", 3), animated,
-                    start=float(lo), end=float(hi), ticks_per_second=tps, rotation_mode="slerp")
+                    start=float(lo), end=float(hi), ticks_per_second=tb.ticks_per_second, rotation_mode="slerp",
+                    extras={"xfile": tb.extras(), "time_base": tb.describe()})
 
 
 def _put(track, j: int, times: np.ndarray, values: np.ndarray) -> None:
@@ -268,34 +361,37 @@ def _size_hint(meshes: list[Mesh], world: np.ndarray) -> float:
 
 
 def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | None = None,
-                     warnings: list[str] | None = None, ticks_per_second: float = 0.0) -> Scene:
-    """A parsed .X file as a scene in Blender space (see the module doc).
-    ``ticks_per_second`` > 0 overrides the file's time base."""
+                     warnings: list[str] | None = None, time_base: str = AUTO,
+                     ticks_per_second: float = 0.0) -> Scene:
+    """A parsed .X file as a scene in Blender space (see the module doc),
+    its keys read with the time base ``time_base`` / ``ticks_per_second``
+    choose (:func:`.time_base.choose`): each clip's ``ticks_per_second``
+    (None: one tick per frame) and ``extras`` say which."""
     warnings = warnings if warnings is not None else Warnings()
     warnings.extend(xf.warnings)
     name = Path(path).stem if path else "xfile"
-    if not (np.isfinite(ticks_per_second) and ticks_per_second >= 0):
-        raise ValueError(f"ticks per second must be 0 (the file's) or positive, not {ticks_per_second!r}")
-    return _Reader(xf, axes or default_axes(), str(path), warnings, float(ticks_per_second)).scene(name)
+    tb = choose(xf, time_base, ticks_per_second, path=str(path))
+    return _Reader(xf, axes or default_axes(), str(path), warnings, tb).scene(name)
 
 
 
 def read_scene(paths, *, axes: AxisConversion | None = None, warnings: list[str] | None = None,
-               ticks_per_second: float = 0.0) -> Scene:
-    """One .X file as a scene. ``ticks_per_second`` > 0 overrides the file's
-    time base (0: AnimTicksPerSecond, or 4800 when the file has none)."""
+               time_base: str = AUTO, ticks_per_second: float = 0.0) -> Scene:
+    """One .X file as a scene, its keys read with the time base the options
+    choose (``io/xfile/time_base.py``; default: automatic)."""
     from .reader import read_xfile
 
     paths = [str(p) for p in paths]
     if len(paths) != 1:
         raise FormatError(f"give exactly one .x file (got {len(paths)})", path=paths[1] if len(paths) > 1 else None)
     return scene_from_xfile(read_xfile(paths[0]), path=paths[0], axes=axes, warnings=warnings,
-                            ticks_per_second=ticks_per_second)
+                            time_base=time_base, ticks_per_second=ticks_per_second)
 
 
 
 def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = "ACTION", weight: float = 1.0,
-               warnings: list[str] | None = None, ticks_per_second: float = 0.0) -> list[Clip]:
+               warnings: list[str] | None = None, time_base: str = AUTO,
+               ticks_per_second: float = 0.0) -> list[Clip]:
     """The AnimationSets of .X files as clips on another ``skeleton``,
     matching frames to joints by name (the name-based rebinding of the
     project's reference notes on skeletal animation, seed 002): a set's keys
@@ -309,7 +405,7 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = 
     out = []
     for p in paths:
         src = scene_from_xfile(read_xfile(p), path=str(p), axes=axes, warnings=warnings,
-                               ticks_per_second=ticks_per_second)
+                               time_base=time_base, ticks_per_second=ticks_per_second)
         if not src.clips:
             raise FormatError("the file has no AnimationSet", path=p)
         names = src.skeleton.names
@@ -343,4 +439,4 @@ def _retarget(clip: Clip, names: list[str], index: dict[str, int], n_joints: int
             animated[index[names[j]]] = True
     return Clip(clip.name, move(clip.rotation, 4), move(clip.translation, 3), move(clip.scale, 3), animated,
                 start=clip.start, end=clip.end, ticks_per_second=clip.ticks_per_second,
-                rotation_mode=clip.rotation_mode, layer=layer, weight=float(weight))
+                rotation_mode=clip.rotation_mode, layer=layer, weight=float(weight), extras=clip.extras)

@@ -11,7 +11,8 @@ from ..errors import FormatError
 from . import mszip
 from .binary_emit import BinaryEmitter
 from .model import XAnimationSet, XFile, XFrame, XMaterial, XMesh
-from .text_emit import TextEmitter, text_name
+from .names import text_identifier
+from .text_emit import TextEmitter
 from .vertex_streams import encode_decl
 
 #: storage kinds (write_xfile's ``storage``) -> header code (the codes are accepted too)
@@ -38,7 +39,7 @@ def write_xfile_bytes(xf: XFile, storage: str = "text", float_size: int = 32, pa
     version = xf.version if xf.version in ("0302", "0303") else "0303"
     header = f"xof {version}{code:<4}{float_size:04d}".encode("ascii")
     text = code in ("txt", "tzip")
-    emitter = TextEmitter(float_size) if text else BinaryEmitter(float_size)
+    emitter = _TextEmitter(float_size) if text else BinaryEmitter(float_size)
     try:
         _Writer(emitter, text).file(xf)
     except FormatError as exc:
@@ -49,6 +50,21 @@ def write_xfile_bytes(xf: XFile, storage: str = "text", float_size: int = 32, pa
     if code in ("txt", "bin"):
         return header + body
     return mszip.compress(header, body)
+
+
+class _TextEmitter(TextEmitter):
+    """Text output that spells names as :func:`.names.text_identifier` does
+    (as they are wherever a text word can hold them)."""
+
+    def begin(self, ident: str, name: str | None = None) -> None:
+        if not name:
+            super().begin(ident)
+            return
+        self._line(f"{ident} {text_identifier(name)} {{")
+        self.indent += " "
+
+    def reference(self, name: str) -> None:
+        self._line(f"{{ {text_identifier(name)} }}")
 
 
 def _need(cond: bool, message: str) -> None:
@@ -66,7 +82,7 @@ class _Writer:
         """Names that end up as references must be spelled the same everywhere."""
         if not name:
             return None
-        return text_name(name) if self.text else name
+        return text_identifier(name) if self.text else name
 
     def file(self, xf: XFile) -> None:
         e = self.e

@@ -1,0 +1,176 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Which way a mesh's faces point: the file's normals decide.
+
+Direct3D draws the front of a face by its winding and lights it by its
+normals; exporters that put a mirror into a frame above the mesh (Blender's
+.X exporter, Maya's DXCC) store the winding the mirror turns back, so read
+in the mesh's own space the faces point inward while the normals point out.
+The rule (:func:`turned_faces`):
+
+* each face votes with the sign of its geometric normal (its winding, by
+  Newell's method) against the sum of its corners' stored normals;
+* the normals are read in the mesh's space, or in the space of its frame
+  (the frames above it, at the default pose) when they line up with the
+  faces (all along, or all against, their winding) clearly better there:
+  some 3DS conversions store world-space normals, turned up to 90 degrees
+  and more against the positions;
+* per mesh, the majority of the votes decides (a tie keeps the file's
+  winding): a mesh whose faces mostly disagree is turned as a whole;
+* per face only where the winding itself is mixed: two faces sharing an edge
+  that both run it the same way cannot both point out. In a patch of faces
+  joined by shared edges that holds both windings, each side (the faces
+  wound like the patch's first face, and the others) is turned when most of
+  its own faces' votes disagree. A mesh whose winding is consistent is never
+  split, whatever its normals say face by face (smoothed normals of thin
+  plates, normals rotated against the positions).
+
+Meshes without normals are left as they are.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: frame space is used when |mean cos| there (1 when every face's normals point
+#: straight along or straight against its winding) beats the mesh space's by this much
+SPACE_MARGIN = 0.1
+#: label propagation rounds for the patches of mixed winding (each halves
+#: the distance to a patch's first face; far more than any real mesh needs)
+MAX_ROUNDS = 200
+
+
+def face_normals(positions: np.ndarray, sizes: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """(F, 3) unnormalised geometric normals (Newell) of faces given by
+    corner vertex indices in winding order."""
+    p = np.asarray(positions, dtype=np.float64)
+    F = len(sizes)
+    starts = np.zeros(F, dtype=np.int64)
+    if F > 1:
+        np.cumsum(sizes[:-1], out=starts[1:])
+    face = np.repeat(np.arange(F), sizes)
+    nxt = np.arange(len(corners)) + 1
+    if F:
+        nxt[starts + sizes - 1] = starts
+    cr = np.cross(p[corners], p[corners[nxt]])
+    out = np.zeros((F, 3))
+    for axis in range(3):
+        out[:, axis] = np.bincount(face, weights=cr[:, axis], minlength=F)
+    return out
+
+
+def _cosines(g: np.ndarray, s: np.ndarray) -> np.ndarray:
+    gl = np.linalg.norm(g, axis=1)
+    sl = np.linalg.norm(s, axis=1)
+    ok = (gl > 0) & (sl > 0)
+    c = np.zeros(len(g))
+    c[ok] = np.einsum("ij,ij->i", g[ok], s[ok]) / (gl[ok] * sl[ok])
+    return c
+
+
+def votes(positions, sizes, corners, corner_normals, frame: np.ndarray | None = None) -> tuple[np.ndarray, str]:
+    """(F,) +1 where a face's winding agrees with its stored normals, -1
+    where it disagrees, 0 where either is degenerate; and the space the
+    normals were read in ("mesh" or "frame"). ``frame``: the 3x3 linear part
+    taking mesh space to its frame's space, as a row-vector matrix
+    (``p_frame = p @ frame``), or None."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    corners = np.asarray(corners, dtype=np.int64)
+    F = len(sizes)
+    s = np.zeros((F, 3))
+    n = np.asarray(corner_normals, dtype=np.float64)
+    face = np.repeat(np.arange(F), sizes)
+    for axis in range(3):
+        s[:, axis] = np.bincount(face, weights=n[:, axis], minlength=F)
+    c = _cosines(face_normals(positions, sizes, corners), s)
+    space = "mesh"
+    if frame is not None and F and abs(c.mean()) < 1.0 - SPACE_MARGIN:     # (else the frame cannot do better)
+        m = np.asarray(frame, dtype=np.float64)[:3, :3]
+        det = float(np.linalg.det(m))
+        if np.isfinite(det) and det != 0 and not np.allclose(m, np.eye(3) * np.cbrt(det), rtol=1e-9, atol=0):
+            cf = _cosines(face_normals(np.asarray(positions, dtype=np.float64) @ m, sizes, corners), s)
+            cf *= np.sign(det)      # Blender shows a mirrored object's faces as in its own space
+            if abs(cf.mean()) > abs(c.mean()) + SPACE_MARGIN:
+                c, space = cf, "frame"
+    return np.sign(c).astype(np.int64), space
+
+
+def _links(sizes, corners):
+    """Pairs of faces sharing an edge (the same two vertices; edges shared
+    by exactly two faces): (face a, face b, 1 where both run the edge the
+    same way). Vertices are not welded by position: separate surfaces that
+    merely touch (a limb's tube ending where the next begins) are not one."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    v = np.asarray(corners, dtype=np.int64)
+    F = len(sizes)
+    empty = np.zeros(0, dtype=np.int64)
+    if not F:
+        return empty, empty, empty
+    starts = np.zeros(F, dtype=np.int64)
+    if F > 1:
+        np.cumsum(sizes[:-1], out=starts[1:])
+    face = np.repeat(np.arange(F), sizes)
+    nxt = np.arange(len(v)) + 1
+    nxt[starts + sizes - 1] = starts
+    a, b = v, v[nxt]
+    keep = a != b
+    a, b, face = a[keep], b[keep], face[keep]
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    forward = (a < b).astype(np.int64)
+    order = np.lexsort((hi, lo))
+    lo, hi, forward, face = lo[order], hi[order], forward[order], face[order]
+    same = (lo[1:] == lo[:-1]) & (hi[1:] == hi[:-1])
+    # runs of exactly two: a pair whose edge no third face shares
+    first = np.flatnonzero(same)
+    pair = first[~(np.isin(first - 1, first) | np.isin(first + 1, first))]
+    fa, fb = face[pair], face[pair + 1]
+    ok = fa != fb
+    return fa[ok], fb[ok], (forward[pair] == forward[pair + 1]).astype(np.int64)[ok]
+
+
+def _patches(F: int, fa, fb, parity):
+    """Per face: (label of its patch, 1 where it is wound against the
+    patch's first face). Faces joined by links are one patch; a link's
+    parity says whether its faces are wound against each other. Label
+    propagation with pointer jumping, in bulk; where the parities contradict
+    each other (a non-orientable patch) the smaller label's reading wins."""
+    key = np.arange(F, dtype=np.int64) * 2
+    for _ in range(MAX_ROUNDS):
+        lab, par = key >> 1, key & 1
+        new = key.copy()
+        np.minimum.at(new, fb, lab[fa] * 2 + (par[fa] ^ parity))
+        np.minimum.at(new, fa, lab[fb] * 2 + (par[fb] ^ parity))
+        for _ in range(4):          # pointer jumping: a face takes its label's label
+            lab, par = new >> 1, new & 1
+            new = lab[lab] * 2 + (par ^ par[lab])
+        if np.array_equal(new, key):
+            break
+        key = new
+    return key >> 1, key & 1
+
+
+def turned_faces(positions, sizes, corners, corner_normals, frame: np.ndarray | None = None):
+    """(F,) bool: the faces to turn over so they point the way the file's
+    normals say (see the module doc), and the space the normals were read in."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    F = len(sizes)
+    v, space = votes(positions, sizes, corners, corner_normals, frame)
+    turn = np.zeros(F, dtype=bool)
+    if not F:
+        return turn, space
+    if int((v < 0).sum()) > int((v > 0).sum()):
+        turn[:] = True
+        v = -v
+    if not (v < 0).any():
+        return turn, space          # every face agrees now: nothing to make consistent
+    fa, fb, parity = _links(sizes, corners)
+    if not parity.any():
+        return turn, space          # the winding is consistent: the mesh decides
+    label, against = _patches(F, fa, fb, parity)
+    mixed = np.zeros(F, dtype=bool)
+    mixed[label[against == 1]] = True
+    mixed = mixed[label]            # faces of patches that hold both windings
+    # per mixed patch, each side (wound with or against the patch's first face)
+    # is turned when most of its own faces' votes disagree
+    side = label * 2 + against
+    score = np.bincount(side[mixed], weights=v[mixed], minlength=2 * F)
+    turn ^= mixed & (score[side] < 0)
+    return turn, space

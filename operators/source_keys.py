@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What an import records on the actions it makes, so that an export can
+write them back as they were read:
+
+* the clip's own keys (times and values of every channel, scene space, as
+  ID property arrays on the action: compact in the .blend), for clips that
+  interpolate their keys themselves (no sampler: .X sets; a RiTE clip's
+  keys are whole frames, which the F-curves hold exactly);
+* a fingerprint of the action's F-curves right after the import
+  (:func:`fingerprint`): an export compares it with the F-curves it finds,
+  and writes the recorded keys only while they are the same (the set was
+  not touched since);
+* the rig the action was made for (:func:`rig_token`), so that an export
+  writes only the actions of the rig it exports.
+"""
+from __future__ import annotations
+
+import hashlib
+import uuid
+
+import numpy as np
+
+from ..core import sampling
+from ..scene import Clip
+
+KEYS = "legacy_skin_io_keys"          # ID property group on an action
+TOKEN = "legacy_skin_io_token"        # on an armature object: the rig's identity
+_CHANNELS = (("r", 4), ("t", 3), ("s", 3))
+
+
+def rig_token(arm_obj, create: bool = False) -> str:
+    """The armature object's identity (made on first use when ``create``)."""
+    tok = arm_obj.get(TOKEN) if arm_obj is not None else None
+    if not tok and create and arm_obj is not None:
+        tok = uuid.uuid4().hex
+        arm_obj[TOKEN] = tok
+    return str(tok or "")
+
+
+def fcurves(action) -> list:
+    """Every F-curve of an action (any layer, strip and slot)."""
+    out = []
+    for layer in action.layers:
+        for strip in layer.strips:
+            for bag in strip.channelbags:
+                out.extend(bag.fcurves)
+    return out
+
+
+def fingerprint(action) -> str:
+    """A digest of everything of the action's F-curves that changes what
+    they play: paths, indices, keys (frames, values, handles, interpolation,
+    easing), extrapolation, modifiers, mute."""
+    h = hashlib.sha1()
+    for fc in sorted(fcurves(action), key=lambda f: (f.data_path, f.array_index)):
+        kp = fc.keyframe_points
+        n = len(kp)
+        h.update(f"{fc.data_path}\0{fc.array_index}\0{n}\0{fc.extrapolation}\0{fc.mute}\0{len(fc.modifiers)}\0"
+                 .encode("utf-8", "surrogatepass"))
+        for attr, width, dtype in (("co", 2, np.float32), ("handle_left", 2, np.float32),
+                                   ("handle_right", 2, np.float32), ("interpolation", 1, np.int32),
+                                   ("easing", 1, np.int32)):
+            buf = np.empty(width * n, dtype=dtype)
+            kp.foreach_get(attr, buf)
+            h.update(buf.tobytes())
+    return h.hexdigest()
+
+
+def record(action, clip: Clip, arm_obj) -> None:
+    """Record ``clip``'s own keys (when it has no sampler), the fingerprint
+    of the action's F-curves as keyed, and the rig it was made for."""
+    if clip.sampler is None:
+        group = {"animated": np.flatnonzero(clip.animated).tolist(), "joints": int(len(clip.animated)),
+                 "rotation_mode": clip.rotation_mode}
+        for c, ch in zip("rts", (clip.rotation, clip.translation, clip.scale)):
+            group[c + "_targets"] = np.asarray(ch.targets, dtype=np.int64).tolist()
+            group[c + "_starts"] = np.asarray(ch.starts, dtype=np.int64).tolist()
+            group[c + "_times"] = np.asarray(ch.times, dtype=np.float64).tolist()
+            group[c + "_values"] = np.asarray(ch.values, dtype=np.float64).reshape(-1).tolist()
+        action[KEYS] = group
+    action[KEYS + "_fingerprint"] = fingerprint(action)
+    action[KEYS + "_owner"] = rig_token(arm_obj, create=True)
+
+
+def owner(action) -> str:
+    return str(action.get(KEYS + "_owner") or "")
+
+
+def untouched(action) -> bool:
+    """The action's F-curves are as the import keyed them."""
+    stored = action.get(KEYS + "_fingerprint")
+    return bool(stored) and stored == fingerprint(action)
+
+
+def _ints(group, key) -> np.ndarray:
+    return np.array(list(group.get(key, ())), dtype=np.int64)
+
+
+def stored_clip(action, meta: dict, joints: int) -> Clip | None:
+    """The clip as the import read it (its own keys), or None when none is
+    recorded or it does not fit a skeleton of ``joints`` joints."""
+    group = action.get(KEYS)
+    if group is None or int(group.get("joints", -1)) != joints:
+        return None
+    chans = []
+    for c, width in _CHANNELS:
+        starts = _ints(group, c + "_starts")
+        targets = _ints(group, c + "_targets")
+        times = np.array(list(group.get(c + "_times", ())), dtype=np.float64)
+        values = np.array(list(group.get(c + "_values", ())), dtype=np.float64).reshape(-1, width)
+        if len(starts) != len(targets) + 1 or len(values) != len(times) or starts[-1] != len(times):
+            return None
+        track = np.repeat(np.arange(len(targets)), np.diff(starts)) if len(targets) else np.zeros(0, np.int64)
+        chans.append(sampling.Channels(times, values, starts, track, targets))
+    animated = np.zeros(joints, dtype=bool)
+    animated[_ints(group, "animated")] = True
+    cycle = meta.get("cycle")
+    return Clip(action.name, chans[0], chans[1], chans[2], animated, start=float(meta.get("start", 0.0)),
+                end=float(meta.get("end", 0.0)), ticks_per_second=meta.get("ticks_per_second"),
+                rotation_mode=str(group.get("rotation_mode", "slerp")), cycle=tuple(cycle) if cycle else None,
+                layer=meta.get("layer", "ACTION"), weight=float(meta.get("weight", 1.0)),
+                extras=meta.get("extras") or {})
+
+
+def key_times(action, meta: dict) -> np.ndarray:
+    """The times (clip units) of every key the import read, or an empty array."""
+    group = action.get(KEYS)
+    if group is None:
+        return np.zeros(0)
+    ts = [np.array(list(group.get(c + "_times", ())), dtype=np.float64) for c, _ in _CHANNELS]
+    return np.unique(np.concatenate(ts))

@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Names on export (issue 18): every name a format can hold is written as
+it is and comes back on re-import; what it cannot hold is replaced, kept
+unique and reported; bones whose names hold quotes, brackets or control
+characters keep their animation."""
+from __future__ import annotations
+
+import assimp_reading as ar
+import export_checks as rig
+import numpy as np
+import pytest
+
+# bone names (the rig's CHAIN + Arm renamed): text .X holds the first two as they are; 頭's UTF-8
+# holds the byte 0xA0, which this project's text reader takes for whitespace (io/xfile/text_scan.py)
+NAMES = {"Bone.0": "Rücken", "Bone.1": "Шея", "Bone.2": "骨頭", "Bone.3": 'a"]b', "Arm": "two\twords"}
+TEXT_HOLDS = {"Rücken", "Шея"}
+
+
+def _renamed_rig(bpy):
+    ao, mo, action = rig.build(bpy)
+    for old, new in NAMES.items():
+        ao.data.bones[old].name = new          # renames the vertex groups and the F-curve paths too
+    action.name = "Act\nion [loop]"
+    bpy.context.view_layer.update()
+    return ao, mo, action
+
+
+def _warnings(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith("Warning:")]
+
+
+@pytest.mark.parametrize("storage", ["text", "binary"])
+def test_x_names_survive_or_are_reported(bpy, tmp_path, capfd, storage):
+    ao, mo, action = _renamed_rig(bpy)
+    want = rig.positions(bpy, mo, rig.FRAMES)
+    out = tmp_path / "names.x"
+    capfd.readouterr()
+    assert bpy.ops.export_scene.xfile(filepath=str(out), storage=storage) == {"FINISHED"}
+    said = _warnings(capfd.readouterr().out)
+    if storage == "binary":
+        assert not [w for w in said if "written differently" in w], said
+    else:
+        renamed = [w for w in said if "joint name(s) written differently" in w]
+        assert len(renamed) == 1 and "'a\"]b' -> 'a_]b'" in renamed[0] and "'two\\twords'" in renamed[0], said
+        assert "'骨頭' -> '骨_'" in renamed[0], said
+        assert [w for w in said if "animation name(s) written differently" in w], said
+    if ar.available():
+        sc = ar.assimp_scene(out, tmp_path)     # assimp refuses repeated bone names
+        assert len({b.name for m in sc.meshes for b in m.bones}) == len(NAMES)
+        assert len(sc.animations) == 1 and len(sc.animations[0].channels) == len(NAMES)  # every bone still animated
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.import_scene.xfile(filepath=str(out)) == {"FINISHED"}
+    arm = next(o for o in bpy.context.scene.objects if o.type == "ARMATURE")
+    got = {b.name for b in arm.data.bones}
+    kept = set(NAMES.values()) if storage == "binary" else TEXT_HOLDS
+    assert kept <= got, (kept, got)
+    acts = [a.name for a in bpy.data.actions]
+    assert ("Act\nion [loop]" in acts) if storage == "binary" else acts == ["Act_ion_[loop]"], acts
+    # the animation of every bone came through: the re-import plays as the original did
+    body = next(o for o in bpy.context.scene.objects if o.type == "MESH")
+    track = arm.animation_data.nla_tracks[0]
+    arm.animation_data.action = track.strips[0].action
+    arm.animation_data.action_slot = track.strips[0].action_slot
+    again = rig.positions(bpy, body, rig.FRAMES)
+    size = rig.size(want[0])
+    assert np.abs(np.sort(again.reshape(len(rig.FRAMES), -1), axis=1)
+                  - np.sort(want.reshape(len(rig.FRAMES), -1), axis=1)).max() <= 1e-4 * size
+
+
+def test_rite_names_survive_or_are_reported(bpy, tmp_path, capfd):
+    ao, mo, action = _renamed_rig(bpy)
+    out = tmp_path / "names.ram"
+    capfd.readouterr()
+    assert bpy.ops.export_scene.rite(filepath=str(out)) == {"FINISHED"}
+    said = _warnings(capfd.readouterr().out)
+    renamed = [w for w in said if "joint name(s) written differently" in w]
+    assert len(renamed) == 1 and "'a\"]b' -> \"a']b\"" in renamed[0], said
+    raa = sorted(tmp_path.glob("names_*.raa"))
+    assert len(raa) == 1
+    from legacy_skin_io.io.rite import read_raa, read_ram
+
+    ram = read_ram(out)
+    assert {"Rücken", "Шея", "骨頭", "two\twords", "a']b"} == {j.name for j in ram.joints}
+    assert {t.joint_name for t in read_raa(raa[0]).tracks} == {j.name for j in ram.joints}   # none lost

@@ -1,0 +1,194 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What Blender shows is what is written (issue 18): rigs whose pose is not
+their quaternion F-curves alone, exported with no option touched, and the
+written files evaluated by readers that are not the exporter: assimp for
+.X (tests/assimp_reading.py), the core's evaluation of a fresh parse for
+RiTE. Expected values are Blender's own evaluated meshes.
+"""
+from __future__ import annotations
+
+import assimp_reading as ar
+import export_checks as rig
+import numpy as np
+import pytest
+from blender_checks import ext
+
+from legacy_skin_io.core import quat
+
+REL = 1e-4
+FRAMES = np.arange(1, 14)
+
+
+def _ik(bpy, ao, mo):
+    """A 2-bone IK on Bone.3 towards an empty that moves."""
+    target = bpy.data.objects.new("Target", None)
+    bpy.context.scene.collection.objects.link(target)
+    for f, loc in ((1, (0.6, 0.3, 1.0)), (13, (-0.2, -0.4, 0.6))):
+        target.location = loc
+        target.keyframe_insert("location", frame=f)
+    c = ao.pose.bones["Bone.3"].constraints.new("IK")
+    c.target = target
+    c.chain_count = 2
+
+
+def _driver(bpy, ao, mo):
+    """Bone.2's rotation driven by the frame number."""
+    pb = ao.pose.bones["Bone.2"]
+    fc = pb.driver_add("rotation_quaternion", 1)
+    fc.driver.expression = "0.04 * frame"
+
+
+def _euler_linear(bpy, ao, mo):
+    """Linear ZXY Euler keys (whose linear interpolation is no rotation's slerp)."""
+    pb = ao.pose.bones["Bone.1"]
+    pb.rotation_mode = "ZXY"
+    for f, e in ((1, (0.2, -0.5, 1.2)), (13, (-1.4, 0.9, -0.3))):
+        pb.rotation_euler = e
+        pb.keyframe_insert("rotation_euler", frame=f)
+    _linear(ao.animation_data.action)
+
+
+def _linear(action):
+    sk = ext("operators.source_keys")
+    for fc in sk.fcurves(action):
+        for kp in fc.keyframe_points:
+            kp.interpolation = "LINEAR"
+        fc.update()
+
+
+def _axis_angle(bpy, ao, mo):
+    pb = ao.pose.bones["Arm"]
+    pb.rotation_mode = "AXIS_ANGLE"
+    for f, aa in ((1, (0.3, 0.0, 1.0, 0.2)), (7, (2.0, 0.6, 0.1, 0.8)), (13, (-1.0, 0.2, 0.9, 0.1))):
+        pb.rotation_axis_angle = aa
+        pb.keyframe_insert("rotation_axis_angle", frame=f)
+
+
+def _single_key(bpy, ao, mo):
+    """An action with one key: the pose it holds."""
+    ab = ext("operators.anim_build")
+    action, slot, bag = ab.new_action_for(ao, "Hold")
+    ab.assign_action(ao, action, slot)
+    q = quat.normalize(np.array([0.3, -0.2, 0.4, 0.8]))
+    ab.add_vector_keys(bag, 'pose.bones["Bone.1"].rotation_quaternion', [5], [[q[3], q[0], q[1], q[2]]])
+    for pb in ao.pose.bones:          # what the other action left in the unkeyed bones: the rest pose
+        pb.matrix_basis.identity()
+
+
+def _inheritance(bpy, ao, mo):
+    """A bone that inherits no rotation from its parent."""
+    ao.data.bones["Bone.2"].use_inherit_rotation = False
+
+
+def _mirror(bpy, ao, mo):
+    """A Mirror modifier before the Armature modifier (vertex groups mirrored too)."""
+    m = mo.modifiers.new("Mirror", "MIRROR")
+    m.use_axis = (True, False, False)
+    m.use_mirror_merge = False
+    mo.modifiers.move(len(mo.modifiers) - 1, 0)
+    assert [x.type for x in mo.modifiers] == ["MIRROR", "ARMATURE"]
+
+
+CASES = {"ik": _ik, "driver": _driver, "euler_linear": _euler_linear, "axis_angle": _axis_angle,
+         "single_key": _single_key, "no_inherit_rotation": _inheritance, "mirror_before_armature": _mirror,
+         "weights_not_summing_to_1": lambda *a: None}
+
+
+def _blender_points(bpy, mo, frames) -> np.ndarray:
+    return rig.positions(bpy, mo, frames)
+
+
+def _nn(a: np.ndarray, b: np.ndarray) -> float:
+    """Symmetric nearest-neighbour distance between two point sets."""
+    d = np.linalg.norm(a[:, None, :] - b[None, :, :], axis=2)
+    return float(max(d.min(axis=1).max(), d.min(axis=0).max()))
+
+
+def _x_points(path, tmp, frames, fps=24.0, first=None) -> list[np.ndarray]:
+    sc = ar.assimp_scene(path, tmp)
+    a = sc.animations[0]
+    f0 = frames[0] if first is None else first
+    out = []
+    for f in frames:
+        pts = sc.points(a, (f - f0) * a.ticks_per_second / fps if first is not None else f * a.ticks_per_second / fps)
+        out.append(np.concatenate(pts))
+    return out, sc
+
+
+def _blender_to_x_space(points: np.ndarray) -> np.ndarray:
+    """Blender space -> the space assimp reads a .X written with the default
+    axes in: Blender (x, y, z) is the file's (x, z, y), which assimp reads
+    with z negated."""
+    return np.stack((points[..., 0], points[..., 2], -points[..., 1]), axis=-1)
+
+
+@pytest.mark.skipif(not ar.available(), reason="assimp-utils not installed")
+@pytest.mark.parametrize("case", list(CASES))
+def test_x_export_writes_what_blender_shows(bpy, tmp_path, case):
+    ao, mo, action = rig.build(bpy)
+    CASES[case](bpy, ao, mo)
+    bpy.context.view_layer.update()
+    want = _blender_points(bpy, mo, FRAMES)
+    size = rig.size(want[0])
+    out = tmp_path / "rig.x"
+    assert bpy.ops.export_scene.xfile(filepath=str(out)) == {"FINISHED"}
+    got, _ = _x_points(out, tmp_path, FRAMES)
+    worst = max(_nn(_blender_to_x_space(w), g) for w, g in zip(want, got)) / size
+    print(f"{case}: .X written {worst:.2e} of the model size from what Blender shows")
+    assert worst <= REL
+
+
+@pytest.mark.skipif(not ar.available(), reason="assimp-utils not installed")
+def test_x_export_of_keys_at_negative_frames_moves_them_to_tick_0_and_says_so(bpy, tmp_path, capfd):
+    ao, mo, action = rig.build(bpy)
+    sk = ext("operators.source_keys")
+    for fc in sk.fcurves(action):
+        for kp in fc.keyframe_points:
+            kp.co[0] -= 11
+            kp.handle_left[0] -= 11
+            kp.handle_right[0] -= 11
+        fc.update()
+    action.frame_range = (-10, 2)
+    frames = FRAMES - 11
+    want = _blender_points(bpy, mo, frames)
+    size = rig.size(want[0])
+    out = tmp_path / "rig.x"
+    capfd.readouterr()
+    assert bpy.ops.export_scene.xfile(filepath=str(out)) == {"FINISHED"}
+    assert "written from tick 0" in capfd.readouterr().out
+    got, _ = _x_points(out, tmp_path, frames, first=-10)
+    worst = max(_nn(_blender_to_x_space(w), g) for w, g in zip(want, got)) / size
+    assert worst <= REL
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c != "mirror_before_armature"])
+def test_rite_export_writes_what_blender_shows(bpy, tmp_path, case):
+    """The same rigs through RAM/RAA (rotations only: these cases move no
+    bone's translation), evaluated by the core on a fresh parse."""
+    ao, mo, action = rig.build(bpy)
+    CASES[case](bpy, ao, mo)
+    bpy.context.view_layer.update()
+    want = _blender_points(bpy, mo, FRAMES)
+    size = rig.size(want[0])
+    out = tmp_path / "rig.ram"
+    assert bpy.ops.export_scene.rite(filepath=str(out)) == {"FINISHED"}
+    raa = sorted(tmp_path.glob("rig_*.raa"))
+    assert len(raa) == 1
+    rite = ext("io.rite.adapter")
+    ev = ext("scene.evaluate")
+    sc = rite.read_scene([str(out), str(raa[0])], warnings=[])
+    got = ev.evaluate(sc, sc.clips[0], FRAMES.astype(float), 24.0)
+    worst = max(_nn(w, np.concatenate(g) if isinstance(g, list) else g) for w, g in zip(want, got)) / size
+    print(f"{case}: RiTE written {worst:.2e} of the model size from what Blender shows")
+    assert worst <= REL
+
+
+def test_fcurves_only_export_says_what_it_leaves_out(bpy, tmp_path, capfd):
+    """Bake Pose off writes the F-curves alone and names the bones whose
+    constraints or drivers it leaves out."""
+    ao, mo, action = rig.build(bpy)
+    _ik(bpy, ao, mo)
+    capfd.readouterr()
+    assert bpy.ops.export_scene.xfile(filepath=str(tmp_path / "rig.x"), bake=False) == {"FINISHED"}
+    out = capfd.readouterr().out
+    assert "constraints or drivers on 1 bone(s) are not exported (Bone.3)" in out, out

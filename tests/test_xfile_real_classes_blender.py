@@ -1,0 +1,306 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Classes of real .X files that must look right with the defaults (issue
+16), imported through bpy.ops with the installed extension and looked at as
+a user would: visible (Workbench renders), faces out, materials coloured,
+textures relinkable, files other readers accept imported. Expected values
+come from the files (a fresh parse) and from geometry, never from what the
+import built."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from blender_checks import ext, imported, play, reference, save_png, verify
+from conftest import DATA
+from xfile_compare import all_meshes
+
+from legacy_skin_io.io.xfile import read_xfile
+
+X = DATA / "x"
+REAL = X / "real"
+CRAFTED = X / "crafted"
+DWARF = REAL / "walbourn__directx-sdk-legacy-samples" / "Dwarf.x"
+MIRRORED = [REAL / "PilzAdam__mobs" / "mobs_rat.x", REAL / "PilzAdam__mobs" / "mobs_stone_monster.x",
+            REAL / "minetest__minetest_game" / "character.x", DWARF, CRAFTED / "inside_out_mirror_root.x"]
+CLOSED = {"mobs_rat.x", "mobs_stone_monster.x", "character.x", "inside_out_mirror_root.x"}
+
+
+def _arr(coll, attr, width, dtype=np.float32):
+    a = np.empty(len(coll) * width, dtype=dtype)
+    coll.foreach_get(attr, a)
+    return a.reshape(-1, width) if width > 1 else a
+
+
+def _agreement(me) -> float:
+    """Fraction of corners whose normal (what Blender shades with) points to
+    the side its face's winding makes the front."""
+    cn = _arr(me.corner_normals, "vector", 3)
+    pn = _arr(me.polygons, "normal", 3)
+    sizes = _arr(me.polygons, "loop_total", 1, np.int32)
+    return float((np.einsum("ij,ij->i", cn, np.repeat(pn, sizes, axis=0)) > 0).mean())
+
+
+def _front_volume(bpy, obj) -> float:
+    """Signed volume of the evaluated mesh as Blender shows it (its winding's
+    front side; Blender turns a mirrored object's faces back): positive when
+    a closed mesh's faces point out."""
+    dg = bpy.context.evaluated_depsgraph_get()
+    ev = obj.evaluated_get(dg)
+    me = ev.to_mesh()
+    try:
+        p = _arr(me.vertices, "co", 3).astype(np.float64)
+        cv = _arr(me.loops, "vertex_index", 1, np.int32)
+        starts = _arr(me.polygons, "loop_start", 1, np.int32)
+        sizes = _arr(me.polygons, "loop_total", 1, np.int32)
+    finally:
+        ev.to_mesh_clear()
+    vol = 0.0
+    for s, n in zip(starts.tolist(), sizes.tolist()):
+        ring = p[cv[s:s + n]]
+        vol += sum(np.dot(ring[0], np.cross(ring[k], ring[k + 1])) for k in range(1, n - 1)) / 6.0
+    return vol
+
+
+def _render_alpha(bpy, size=(96, 64)) -> np.ndarray:
+    """The scene rendered by Workbench over a transparent film, looking down
+    -Y at every mesh, orthographic: (h, w) alpha."""
+    scene = bpy.context.scene
+    pts = np.concatenate([np.array([o.matrix_world @ v.co for v in o.data.vertices]) for o in scene.objects
+                          if o.type == "MESH"])
+    lo, hi = pts.min(0), pts.max(0)
+    cam = bpy.data.objects.new("cam", bpy.data.cameras.new("cam"))
+    scene.collection.objects.link(cam)
+    cam.data.type = "ORTHO"
+    cam.data.ortho_scale = float(max(hi[0] - lo[0], (hi[2] - lo[2]) * size[0] / size[1])) * 1.1
+    cam.location = ((lo[0] + hi[0]) / 2, lo[1] - 10.0 * (hi - lo).max() - 1.0, (lo[2] + hi[2]) / 2)
+    cam.rotation_euler = (np.pi / 2, 0, 0)
+    cam.data.clip_end = 1e6
+    scene.camera = cam
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.display.shading.color_type = "MATERIAL"
+    scene.render.film_transparent = True
+    scene.render.resolution_x, scene.render.resolution_y = size
+    scene.render.resolution_percentage = 100
+    out = Path(bpy.app.tempdir) / "alpha_check.png"
+    scene.render.image_settings.file_format = "PNG"
+    scene.render.image_settings.color_mode = "RGBA"
+    scene.render.filepath = str(out)
+    bpy.ops.render.render(write_still=True)
+    img = bpy.data.images.load(str(out))
+    px = np.empty(len(img.pixels), dtype=np.float32)
+    img.pixels.foreach_get(px)
+    bpy.data.images.remove(img)
+    bpy.data.objects.remove(cam)
+    return px.reshape(size[1], size[0], 4)[::-1, :, 3]
+
+
+# ---------------------------------------------------------------- alpha
+def test_alpha_zero_is_opaque_half_is_see_through(bpy):
+    assert bpy.ops.import_scene.xfile(filepath=str(CRAFTED / "alpha_zero_half_one.x")) == {"FINISHED"}
+    file_alpha = {m.name: float(m.face_color[3]) for mesh in all_meshes(read_xfile(CRAFTED / "alpha_zero_half_one.x"))
+                  for m in mesh.materials}
+    assert file_alpha == {"AlphaZero": 0.0, "AlphaHalf": 0.5, "AlphaOne": 1.0}
+    for name, see_through in (("AlphaZero", False), ("AlphaHalf", True), ("AlphaOne", False)):
+        mat = bpy.data.materials[name]
+        bsdf = next(n for n in mat.node_tree.nodes if n.type == "BSDF_PRINCIPLED")
+        alpha = bsdf.inputs["Alpha"].default_value
+        assert (alpha, mat.diffuse_color[3]) == ((0.5, 0.5) if see_through else (1.0, 1.0)), name
+        assert (mat.blend_method == "BLEND") == see_through, name
+        if hasattr(mat, "surface_render_method"):
+            assert (mat.surface_render_method == "BLENDED") == see_through, name
+    # what Workbench shows: the three boxes left to right, the middle one see-through
+    alpha = _render_alpha(bpy)
+    h, w = alpha.shape
+    cols = [int(w * f) for f in (0.17, 0.5, 0.83)]
+    zero, half, one = (float(alpha[h // 2, c]) for c in cols)
+    assert zero > 0.99 and one > 0.99, (zero, one)
+    assert 0.3 < half < 0.95, half
+
+
+def test_dwarf_is_visible_and_exports_its_alpha(bpy, tmp_path):
+    assert bpy.ops.import_scene.xfile(filepath=str(DWARF)) == {"FINISHED"}
+    _arm, meshes = imported(bpy)
+    for obj in meshes.values():
+        for mat in obj.data.materials:
+            bsdf = next(n for n in mat.node_tree.nodes if n.type == "BSDF_PRINCIPLED")
+            assert bsdf.inputs["Alpha"].default_value == 1.0 and mat.blend_method != "BLEND"
+    alpha = _render_alpha(bpy)
+    assert (alpha > 0.99).mean() > 0.1           # (alpha 0 blended: nothing at all)
+    out = tmp_path / "dwarf.x"
+    assert bpy.ops.export_scene.xfile(filepath=str(out)) == {"FINISHED"}
+    written = [m for mesh in all_meshes(read_xfile(out)) for m in mesh.materials]
+    assert written and all(m.face_color[3] == 0.0 for m in written)
+
+
+# ---------------------------------------------------------------- faces out
+@pytest.mark.parametrize("path", MIRRORED, ids=lambda p: p.name)
+def test_faces_point_the_way_the_files_normals_say(bpy, path, capfd):
+    assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
+    out = capfd.readouterr().out
+    assert out.count("wound against their own normals") == 1
+    arm, meshes = imported(bpy)
+    for obj in meshes.values():
+        if obj.name == "RotatedNormals":      # normals stored turned 150 degrees: 4 of 12 faces agree, as stored
+            assert _agreement(obj.data) == 1 / 3
+            continue
+        assert _agreement(obj.data) >= 0.99, obj.name
+        if path.name in CLOSED:
+            assert _front_volume(bpy, obj) > 0, obj.name
+    # the positions stay exact (the first animation, as the import plays it)
+    ref = reference("xfile", [path])
+    clip = ref.clips[0] if ref.clips else None
+    if clip is not None:
+        play(arm, clip.name)
+    sc = bpy.context.scene
+    report = verify(bpy, meshes, ref, clip, [sc.frame_start, (sc.frame_start + sc.frame_end) // 2, sc.frame_end])
+    assert report.ok, report
+
+
+def test_extraanim_meshes_keep_their_winding(bpy, capfd):
+    path = REAL / "TheGameCreators__Dark-Basic-Pro" / "extraanim.X"
+    assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
+    assert "wound" not in capfd.readouterr().out
+    _arm, meshes = imported(bpy)
+    got = {o.name: _agreement(o.data) for o in meshes.values()}
+    # the file's own normals, turned up to 92 degrees against its faces, agree with 3 of 4 faces in two meshes
+    assert got.pop("R_arm_lowe") == got.pop("R_Hand") == 0.75
+    assert all(v == 1.0 for v in got.values()), got
+
+
+def test_turned_faces_export_as_the_file_winds_them(bpy, tmp_path):
+    path = REAL / "minetest__minetest_game" / "character.x"
+    assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
+    out = tmp_path / "character.x"
+    assert bpy.ops.export_scene.xfile(filepath=str(out)) == {"FINISHED"}
+    src = next(iter(all_meshes(read_xfile(path))))
+    got = next(iter(all_meshes(read_xfile(out))))
+    a, b = src.positions[src.face_indices], got.positions[got.face_indices]
+    assert a.shape == b.shape and np.abs(a - b).max() <= 1e-5 * np.abs(a).max()
+    if shutil.which("assimp"):
+        res = subprocess.run(["assimp", "info", str(out)], capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0 and "Meshes:             1" in res.stdout
+
+
+# ---------------------------------------------------------------- materials by name
+def test_materials_inside_frames_colour_their_meshes(bpy, capfd):
+    assert bpy.ops.import_scene.xfile(filepath=str(CRAFTED / "materials_in_frames.x")) == {"FINISHED"}
+    assert "unknown" not in capfd.readouterr().out
+    _arm, meshes = imported(bpy)
+    colours = {o.name: [tuple(round(c, 6) for c in m.diffuse_color) for m in o.data.materials]
+               for o in meshes.values()}
+    assert colours == {"BodyMesh": [(1, 0, 0, 1), (0, 0, 1, 1)], "HeadMesh": [(0, 0, 1, 1)],
+                       "LegMesh": [(0, 1, 0, 1)]}
+
+
+# ---------------------------------------------------------------- textures
+def _textured_file(path: Path, names: list[str]) -> None:
+    mats = "".join(f'Material m{i} {{ 1;1;1;1;; 0; 0;0;0;; 0;0;0;; TextureFilename {{ "{n}"; }} }}\n'
+                   for i, n in enumerate(names)).replace("\\", "\\\\")
+    faces = ",\n".join("3;0,1,2;" for _ in names)
+    refs = "\n".join(f"{{m{i}}}" for i in range(len(names)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"xof 0303txt 0032\n{mats}Mesh tri {{\n3;\n0;0;0;,1;0;0;,0;1;0;;\n{len(names)};\n{faces};\n"
+                    f"MeshMaterialList {{\n{len(names)};\n{len(names)};\n"
+                    + ",\n".join(str(i) for i in range(len(names))) + f";\n{refs}\n}}\n}}\n")
+
+
+def test_a_missing_texture_keeps_an_image_to_relink(bpy, tmp_path, capfd):
+    model = tmp_path / "a" / "b" / "m.x"
+    _textured_file(model, ["skin.png", "maps\\face.tga", "C:\\art\\eyes.dds"])
+    assert bpy.ops.import_scene.xfile(filepath=str(model)) == {"FINISHED"}
+    out = capfd.readouterr().out
+    warn = [line for line in out.splitlines() if "not found" in line]
+    assert len(warn) == 1 and warn[0].count("3 texture(s)") == 1
+    assert all(n in warn[0] for n in ("skin.png", "face.tga", "eyes.dds"))
+    here = model.parent.resolve()
+    want = {"skin.png": here / "skin.png", "face.tga": here / "maps" / "face.tga", "eyes.dds": here / "eyes.dds"}
+    images = {i.name: i for i in bpy.data.images}
+    assert set(images) == set(want)
+    for name, img in images.items():
+        assert Path(bpy.path.abspath(img.filepath)) == want[name] and not img.has_data
+    for mat in bpy.data.materials:
+        tex = [n for n in mat.node_tree.nodes if n.type == "TEX_IMAGE"]
+        assert len(tex) == 1 and "Missing" in tex[0].label and tex[0].image.name in tex[0].label
+    # File > External Data > Find Missing Files, pointed at where the images are now
+    found = tmp_path / "found"
+    for name in want:
+        save_png(bpy, found / "deep" / name)
+    bpy.ops.file.find_missing_files(directory=str(found))
+    for name, img in images.items():
+        assert Path(bpy.path.abspath(img.filepath)) == (found / "deep" / name).resolve(), name
+        img.reload()
+        assert tuple(img.size) == (2, 2)
+
+
+@pytest.mark.parametrize("name, image, found", [
+    ("skin.png", "skin.png", True),                         # two folders up
+    ("tiny\\Tiny_skin.dds", "Tiny/Tiny_skin.png", True),    # a relative name read from a folder above
+    ("skin.png", "../skin.png", False),                     # three folders up: beyond the search
+    ("walk.avi", "walk.avi", False),                        # not a still image
+])
+def test_texture_search_climbs_two_folders(bpy, tmp_path, name, image, found):
+    root = tmp_path / "r"
+    model = root / "a" / "b" / "m.x"
+    _textured_file(model, [name])
+    save_png(bpy, (root / image).resolve())
+    assert bpy.ops.import_scene.xfile(filepath=str(model)) == {"FINISHED"}
+    mat = bpy.data.materials["m0"]
+    tex = [n for n in mat.node_tree.nodes if n.type == "TEX_IMAGE"]
+    if found:
+        assert len(tex) == 1 and tex[0].outputs["Color"].links
+        assert Path(bpy.path.abspath(tex[0].image.filepath)) == (root / image).resolve()
+    else:
+        assert not [n for n in tex if n.outputs["Color"].links]
+        assert all(not n.image.has_data for n in tex)
+
+
+# ---------------------------------------------------------------- files other readers accept
+def test_scene_x_with_a_singular_camera_frame_imports(bpy, capfd):
+    path = REAL / "walbourn__directx-sdk-legacy-samples" / "scene.x"
+    assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
+    out = capfd.readouterr().out
+    assert out.count("flattens space") == 1 and "'Camera'" in out
+    cam = bpy.data.objects["Camera"]
+    frames = {f.name: f for f in read_xfile(path).all_frames()}
+    chain, f = [], frames["Camera"]
+    parent = {id(c): p for p in frames.values() for c in p.children}
+    while f is not None:
+        chain.append(f.matrix)
+        f = parent.get(id(f))
+    world = np.eye(4)
+    for m in chain:                                # row vectors: child @ parent @ ...
+        world = world @ m
+    c = np.array([[1.0, 0, 0], [0, 0, 1], [0, 1, 0]])
+    got = np.array(cam.matrix_world)
+    want_lin = c @ world[:3, :3].T @ c.T
+    assert np.abs(got[:3, 3] - c @ world[3, :3]).max() <= 1e-5 * np.abs(world[3, :3]).max()
+    assert np.abs(got[:3, :3] - want_lin).max() <= 1e-4    # the flattened axis kept at 1e-5, not 0
+
+
+def test_a_singular_frame_holding_a_mesh_is_refused(bpy, tmp_path):
+    path = tmp_path / "flat.x"
+    path.write_bytes(b"xof 0303txt 0032\nFrame Flat {\nFrameTransformMatrix {\n1,0,0,0,0,0,0,0,0,0,1,0,0,0,0,1;;\n}"
+                     b"\nMesh m {\n3;\n0;0;0;,1;0;0;,0;1;0;;\n1;\n3;0,1,2;;\n}\n}\n")
+    with pytest.raises(RuntimeError, match="'Flat': singular transform"):
+        bpy.ops.import_scene.xfile(filepath=str(path))
+    assert not bpy.data.objects and not bpy.data.meshes
+
+
+def test_one_brace_too_many_imports_with_a_warning(bpy, capfd):
+    path = CRAFTED / "extra_brace.x"
+    assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
+    lines = path.read_text().splitlines()
+    assert f"line {len(lines)}: a '}}' that closes nothing" in capfd.readouterr().out
+    _arm, meshes = imported(bpy)
+    assert [o.name for o in meshes.values()] == ["BoxMesh"]
+
+
+def test_render_engines_are_selectable(bpy, tmp_path):
+    """operators.render renders with Workbench (quick) as with Cycles."""
+    assert bpy.ops.import_scene.xfile(filepath=str(CRAFTED / "alpha_zero_half_one.x")) == {"FINISHED"}
+    out = ext("operators.render").render_poses(bpy.context, tmp_path / "p.png", None, [1], n_poses=1,
+                                               size=(32, 24), engine="BLENDER_WORKBENCH")
+    assert out.exists() and bpy.context.scene.render.engine == "BLENDER_WORKBENCH"

@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Generate the crafted .X test files of tests/data/x/crafted/.
+
+    python3.11 tools/run.py py tools/make_xfile_crafted.py [--out DIR]
+
+Each is a few boxes (8 vertices, 12 triangles, one normal per side; sizes
+differ so that no reader takes two for instances of one mesh) showing one
+class of real files in isolation:
+
+* ``alpha_zero_half_one.x``: Materials with faceColor alpha 0, 0.5 and 1;
+* ``inside_out_mirror_root.x``: a root frame swapping Y and Z (a mirror) as
+  Blender's .X exporter writes it, a box wound against its normals in its own
+  space, one whose one side is wound the other way (mixed winding), and,
+  outside the root, a box whose normals are stored in its frame's space
+  (turned 150 degrees about z), as some 3DS conversions store them;
+* ``materials_in_frames.x``: Materials declared inside Frames (Blitz3D),
+  referenced by name before and after their declaration, and one at the top
+  level after its use;
+* ``extra_brace.x``: one '}' too many at the top level.
+
+No randomness: the output depends only on this script. In a face,
+cross(p1 - p0, p2 - p0) points out of the box (Direct3D's front side).
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = "xof 0303txt 0032\n"
+CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=np.float64)
+
+
+def _f(x: float) -> str:
+    return f"{x:.6f}"
+
+
+def _sides() -> list[tuple[list[int], np.ndarray]]:
+    """The six sides of the box: (4 corner indices wound outward, outward normal)."""
+    out = []
+    for axis in range(3):
+        for sign in (-1, 1):
+            n = np.zeros(3)
+            n[axis] = sign
+            idx = [i for i, v in enumerate(CORNERS) if v[axis] == sign]
+            c = CORNERS[idx].mean(0)
+            u = np.zeros(3)
+            u[(axis + 1) % 3] = 1
+            w = np.cross(n, u)
+            angle = [np.arctan2((CORNERS[i] - c) @ w, (CORNERS[i] - c) @ u) for i in idx]
+            quad = [idx[k] for k in np.argsort(angle)]
+            p = CORNERS[quad]
+            if np.cross(p[1] - p[0], p[2] - p[0]) @ n < 0:
+                quad = quad[::-1]
+            out.append((quad, n))
+    return out
+
+
+def _rows(values: list[str], indent: str, last: str = ";") -> list[str]:
+    return [f"{indent}{v}{',' if i < len(values) - 1 else last}" for i, v in enumerate(values)]
+
+
+def box(name: str, *, scale: float = 1.0, against=(), normal_turn: np.ndarray | None = None,
+        materials: tuple[list[str], list[int]] | None = None, indent: str = " ") -> str:
+    """A Mesh object. ``against``: sides wound against their normal;
+    ``normal_turn``: a 3x3 row-vector matrix applied to the stored normals;
+    ``materials``: (names referenced, material index per face)."""
+    positions = CORNERS * scale
+    tris, normal_faces, normals = [], [], []
+    for k, (quad, n) in enumerate(_sides()):
+        a, b, c, d = quad
+        pair = [(a, b, c), (a, c, d)]
+        if k in against:
+            pair = [t[::-1] for t in pair]
+        tris += pair
+        normal_faces += [(k, k, k)] * 2
+        normals.append(n if normal_turn is None else n @ normal_turn)
+    i2 = indent + " "
+    lines = [f"{indent}Mesh {name} {{", f"{i2}{len(positions)};"]
+    lines += _rows([";".join(_f(x) for x in v) + ";" for v in positions], i2)
+    lines += [f"{i2}{len(tris)};"] + _rows([f"3;{a},{b},{c};" for a, b, c in tris], i2)
+    i3 = i2 + " "
+    lines += [f"{i2}MeshNormals {{", f"{i3}{len(normals)};"]
+    lines += _rows([";".join(_f(x) for x in n) + ";" for n in normals], i3)
+    lines += [f"{i3}{len(normal_faces)};"] + _rows([f"3;{a},{b},{c};" for a, b, c in normal_faces], i3)
+    lines += [f"{i2}}}"]
+    if materials is not None:
+        names, per_face = materials
+        lines += [f"{i2}MeshMaterialList {{", f"{i3}{len(names)};", f"{i3}{len(per_face)};"]
+        lines += _rows([str(m) for m in per_face], i3)
+        lines += [f"{i3}{{{n}}}" for n in names] + [f"{i2}}}"]
+    return "\n".join(lines + [f"{indent}}}"])
+
+
+def frame_matrix(m: np.ndarray, indent: str = " ") -> str:
+    rows = [", ".join(_f(x) for x in r) for r in m]
+    return (f"{indent}FrameTransformMatrix {{\n{indent} " + f",\n{indent} ".join(rows)
+            + f";;\n{indent}}}")
+
+
+def translation(x: float, y: float, z: float) -> np.ndarray:
+    m = np.eye(4)
+    m[3, :3] = (x, y, z)
+    return m
+
+
+def material(name: str, rgba, indent: str = "") -> str:
+    i2 = indent + " "
+    return (f"{indent}Material {name} {{\n{i2}{';'.join(_f(x) for x in rgba)};;\n{i2}{_f(20.0)};\n"
+            f"{i2}0.500000;0.500000;0.500000;;\n{i2}0.000000;0.000000;0.000000;;\n{indent}}}")
+
+
+def alpha_zero_half_one() -> str:
+    s = HEADER + ("// Crafted for legacy_skin_io's tests: Material faceColor alpha 0 (drawn opaque by\n"
+                  "// Direct3D's fixed-function pipeline), 0.5 (see-through) and 1 (opaque), one box each.\n")
+    mats = (("Zero", "AlphaZero", (0.8, 0.3, 0.2, 0.0)), ("Half", "AlphaHalf", (0.2, 0.5, 0.9, 0.5)),
+            ("One", "AlphaOne", (0.3, 0.8, 0.3, 1.0)))
+    s += "\n".join(material(m, rgba) for _, m, rgba in mats) + "\n"
+    for i, (frame, mat, _rgba) in enumerate(mats):
+        s += (f"Frame {frame} {{\n{frame_matrix(translation(3.0 * (i - 1), 0, 0))}\n"
+              f"{box(frame + 'Box', scale=1.0 - 0.1 * i, materials=([mat], [0]))}\n}}\n")
+    return s
+
+
+def inside_out_mirror_root() -> str:
+    s = HEADER + (
+        "// Crafted for legacy_skin_io's tests. As Blender's .X exporter writes: a root frame that swaps\n"
+        "// Y and Z (a mirror), each face wound against its stored normal in the mesh's own space\n"
+        "// (InsideOut); MixedBox: the same but one side (2 triangles) wound the other way, against\n"
+        "// its neighbours; RotatedNormals (outside the root): wound outward, normals stored in the\n"
+        "// frame's space (turned 150 degrees about z against the mesh's), as some 3DS conversions do.\n")
+    swap = np.array([[1, 0, 0, 0], [0, 0, 1, 0], [0, 1, 0, 0], [0, 0, 0, 1.0]])
+    s += "Frame Root {\n" + frame_matrix(swap) + "\n"
+    s += (" Frame InsideOut {\n" + frame_matrix(translation(-3, 0, 0), "  ") + "\n"
+          + box("InsideOut", against=range(6), indent="  ") + "\n }\n")
+    s += (" Frame Mixed {\n" + frame_matrix(translation(3, 0, 0), "  ") + "\n"
+          + box("MixedBox", scale=0.9, against=(0, 1, 2, 3, 5), indent="  ") + "\n }\n}\n")
+    c, sn = np.cos(np.radians(150)), np.sin(np.radians(150))
+    turn = np.array([[c, sn, 0, 0], [-sn, c, 0, 0], [0, 0, 1, 0], [0, 0, 6, 1.0]])
+    s += "Frame Rotated {\n" + frame_matrix(turn) + "\n" + box("RotatedNormals", scale=0.8, normal_turn=turn[:3, :3])
+    return s + "\n}\n"
+
+
+def materials_in_frames() -> str:
+    s = HEADER + (
+        "// Crafted for legacy_skin_io's tests: Materials declared inside Frame objects and referenced by\n"
+        "// name from the meshes' MeshMaterialList, as Blitz3D's exporter writes them: declared before\n"
+        "// their use in the same frame (Red), after their use in a later frame (Blue), at the top level\n"
+        "// after the use (Green).\n")
+    s += "Frame Scene_Root {\n" + frame_matrix(np.eye(4)) + "\n"
+    s += (" Frame Body {\n" + frame_matrix(np.eye(4), "  ") + "\n" + material("Red", (1, 0, 0, 1), "  ") + "\n"
+          + box("BodyMesh", materials=(["Red", "Blue"], [0] * 6 + [1] * 6), indent="  ") + "\n }\n")
+    s += (" Frame Head {\n" + frame_matrix(translation(0, 3, 0), "  ") + "\n"
+          + material("Blue", (0, 0, 1, 1), "  ") + "\n"
+          + box("HeadMesh", scale=0.9, materials=(["Blue"], [0]), indent="  ") + "\n }\n")
+    s += (" Frame Leg {\n" + frame_matrix(translation(0, -3, 0), "  ") + "\n"
+          + box("LegMesh", scale=0.8, materials=(["Green"], [0]), indent="  ") + "\n }\n}\n")
+    return s + material("Green", (0, 1, 0, 1)) + "\n"
+
+
+def extra_brace() -> str:
+    return (HEADER + "// Crafted for legacy_skin_io's tests: one closing brace too many at the top level (the\n"
+            "// last line), which assimp and Irrlicht read past.\nFrame Box {\n" + frame_matrix(np.eye(4))
+            + "\n" + box("BoxMesh") + "\n}\n}\n")
+
+
+FILES = {"alpha_zero_half_one.x": alpha_zero_half_one, "inside_out_mirror_root.x": inside_out_mirror_root,
+         "materials_in_frames.x": materials_in_frames, "extra_brace.x": extra_brace}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(ROOT / "tests" / "data" / "x" / "crafted"))
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, make in FILES.items():
+        (out / name).write_text(make(), newline="\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
