@@ -124,7 +124,7 @@ def test_rite_verify_takes_the_mergeable_mix():
     tables = {}
     for mix in ("weighted", "animator_2006"):
         r = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", RITE / "wave.raa", "--weights", "0.5", "0.5",
-                 "--mix", mix)
+                 "--mix", mix, "--frames")
         assert r.returncode == 0, (mix, r.stdout[-2000:], r.stderr[-2000:])
         assert _verdict(r.stdout)[0] == "PASS"
         tables[mix] = _rows(r.stdout)
