@@ -233,7 +233,7 @@ def cmd_verify(args) -> int:
             print(title)
             print(rep.table())
         print(rep.summary(title))
-        if rep.normal_deviation is not None:
+        if args.frames and rep.normal_deviation is not None:     # information (the report shows it too)
             print(rep.normal_deviation.line())
     print(total.verdict())
     if args.blend:

@@ -101,6 +101,8 @@ def test_report_holds_the_plots_pictures_and_verdicts_offline(tmp_path):
     assert [w for _, w in sections] == ["FAIL", "FAIL"]
     summaries = [ln for ln in r.stdout.splitlines() if ln.endswith(("PASS", "FAIL")) and "checked" in ln]
     assert all(s in body for s in summaries)
+    normals = [ln for ln in r.stdout.splitlines() if ln.startswith("normals (information")]
+    assert len(normals) == 2 and all(n in body for n in normals)        # the information, per animation
     # the plots: one svg each, a polyline of the worst and of the mean error per frame (one point a
     # frame, in frame order), the worst frame marked where the printed table has its largest error,
     # the tolerance drawn

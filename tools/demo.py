@@ -30,7 +30,7 @@ REPORTS = OUT / "reports"
 
 def run(args: list[str]) -> int:
     cmd = [sys.executable, "-m", "legacy_skin_io", *args]
-    shown = [str(Path(a).relative_to(ROOT)) if a.startswith(str(ROOT)) else a for a in args]
+    shown = [Path(a).name if "/" in a else a for a in args]
     print("\n$ python -m legacy_skin_io", " ".join(shown), flush=True)
     return subprocess.call(cmd, cwd=ROOT)
 
