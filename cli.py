@@ -38,8 +38,11 @@ def _model_args(p) -> None:
                    help="a dominant animation layer, on top of the mergeable ones (repeatable)")
     p.add_argument("--weights", type=float, nargs="*", default=[], metavar="W",
                    help="one weight per mergeable animation (default 1 each)")
-    p.add_argument("--forward", default="-Z", choices=AXES, help="the file's forward axis (default -Z)")
-    p.add_argument("--up", default="Y", choices=AXES, help="the file's up axis (default Y)")
+    p.add_argument("--forward", choices=AXES,
+                   help="the file's forward axis (default -Z); with --up, they switch --manual-orientation on")
+    p.add_argument("--up", choices=AXES,
+                   help="the file's up axis (default Y; without it and --forward, formats that decide up from "
+                        "the file's data do so)")
     p.add_argument("--scale", type=float, default=1.0, help="scale applied to the model (default 1)")
     p.add_argument("--bone-direction", default="CHILDREN", choices=("FILE", "CHILDREN"),
                    help="CHILDREN (default): bones point along the limbs, at their children; "

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Shared helpers of the benchmarks (not a test): the .X corpus, the RATIO summary line,
+"""Shared helpers of the benchmarks (not a test): the .X corpus, the RATIO and INFO summary lines,
 spreads over repeated runs, and wall-clock sections (functions wrapped in
 place for the duration of a measurement, so the figures add up without a
 profiler's overhead)."""
@@ -26,6 +26,12 @@ def ratio_line(name: str, ours: float, baseline: float, target: float) -> str:
     """``RATIO <name>: <ours/baseline> (<ours> s vs <baseline> s; target <= X)`` (collected by run_all.py)."""
     r = ours / baseline if baseline > 0 else float("inf")
     return f"RATIO {name}: {r:.2f} ({ours:.3f} s vs {baseline:.3f} s; target <= {target:g})"
+
+
+def info_line(name: str, ours: float, baseline: float) -> str:
+    """``INFO <name>: <ours/baseline> (...)``: a ratio reported without a target (collected by run_all.py)."""
+    r = ours / baseline if baseline > 0 else float("inf")
+    return f"INFO {name}: {r:.2f} ({ours:.3f} s vs {baseline:.3f} s; informational)"
 
 
 def spread(values, fmt: str = "{:.2f}") -> str:

@@ -6,11 +6,11 @@
 
 NAME selects benchmarks by part of their file name (``skinning``,
 ``rite_blender``, ...). Each benchmark's output is shown as it runs; its
-``RATIO ...`` lines are collected and printed together at the end (a
-benchmark that fails or prints none is listed as such). ``--quick`` runs
-every benchmark at a smaller size (for a smoke test: the ratios of small
-sizes are not the ones the targets are about). Exit status 1 when a
-benchmark failed.
+``RATIO ...`` lines (and ``INFO ...`` lines: ratios without a target) are
+collected and printed together at the end (a benchmark that fails or prints
+none is listed as such). ``--quick`` runs every benchmark at a smaller size
+(for a smoke test: the ratios of small sizes are not the ones the targets are
+about). Exit status 1 when a benchmark failed.
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def run_one(script: str, args: list[str]) -> tuple[int, list[str], float]:
         assert proc.stdout is not None
         for line in proc.stdout:
             sys.stdout.write(line)
-            if line.startswith("RATIO "):
+            if line.startswith(("RATIO ", "INFO ")):
                 ratios.append(line.rstrip("\n"))
         code = proc.wait()
     return code, ratios, time.perf_counter() - t0

@@ -85,6 +85,79 @@ def uniform_scale(m: np.ndarray) -> np.ndarray:
     return np.cbrt(np.linalg.det(np.asarray(m, dtype=np.float64)[..., :3, :3]))
 
 
+def similarity_part(m: np.ndarray, tol: float = 1e-5) -> tuple[np.ndarray, np.ndarray]:
+    """(similarity, uniform) of affine matrices (..., 4, 4): ``m = T Q P``
+    (polar decomposition, ``Q`` a proper rotation, ``P`` symmetric) becomes
+    ``T Q c`` with ``c = |det P|^(1/3)``; ``uniform`` (...,) where ``P``'s
+    scales are one value in magnitude (within ``tol``, relatively): ``m`` is
+    a uniform scale, possibly mirrored, times a rotation."""
+    m = np.asarray(m, dtype=np.float64)
+    u, s, vt = np.linalg.svd(m[..., :3, :3])
+    d = np.sign(np.linalg.det(u @ vt))
+    u = u.copy()
+    u[..., :, 2] *= d[..., None]
+    c = np.cbrt(np.prod(s, axis=-1))
+    out = np.zeros_like(m)
+    out[..., :3, :3] = (u @ vt) * c[..., None, None]     # proper: a mirror stays out
+    out[..., :3, 3] = m[..., :3, 3]
+    out[..., 3, 3] = 1.0
+    uniform = s[..., 0] - s[..., 2] <= tol * np.where(s[..., 0] > 0, s[..., 0], 1.0)
+    return out, uniform
+
+
+def armature_binds(parents: np.ndarray, order: np.ndarray, bind: np.ndarray,
+                   tol: float = 1e-5) -> tuple[np.ndarray, np.ndarray]:
+    """The binds a Blender armature can hold (rigid rest times a uniform
+    scale ``K``) without shearing what hangs below: (binds (J, 4, 4),
+    scaled (J,) bool).
+
+    Down the hierarchy (``order``: parents first), a joint's bind relative
+    to its parent's, ``bind_p^-1 bind_j``, is kept where it is a uniform
+    scale (a mirror too) times a rotation; where it is not (non-uniform
+    scale: ``scaled``), only its :func:`similarity_part` is kept and the
+    rest of it becomes the pose's (the bone must then keep the joint's axes,
+    whose scale its pose holds). What differs from ``bind`` is, for every
+    joint below such a joint, one matrix on the left (``armature bind @
+    bind^-1``), which the meshes' placement takes."""
+    bind = np.asarray(bind, dtype=np.float64)
+    out = np.empty_like(bind)
+    scaled = np.zeros(len(bind), dtype=bool)
+    for j in np.asarray(order).tolist():
+        p = int(parents[j])
+        rel = bind[j] if p < 0 else np.linalg.solve(bind[p], bind[j])
+        sim, uniform = similarity_part(rel, tol)
+        if uniform:
+            out[j] = bind[j] if p < 0 else out[p] @ rel
+        else:
+            scaled[j] = True
+            out[j] = sim if p < 0 else out[p] @ sim
+    return out, scaled
+
+
+def scale_axes(m: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+    """Rotations (..., 3, 3) to the axes of the scale of matrices (..., 4, 4):
+    ``V`` with ``m = T Q V S V^T`` (``S`` diagonal; the identity where
+    ``m``'s scale is already along its own axes, ``m = T Q S``). A bone on
+    these axes holds ``S`` in its pose."""
+    m = np.asarray(m, dtype=np.float64)
+    lin = m[..., :3, :3]
+    p = np.swapaxes(lin, -1, -2) @ lin                    # V S^2 V^T
+    off = np.abs(p - p * np.eye(3)).max(axis=(-2, -1))
+    _, _, vt = np.linalg.svd(lin)
+    v = np.swapaxes(vt, -1, -2).copy()
+    v[..., :, 2] *= np.sign(np.linalg.det(v))[..., None]
+    big = np.abs(p).max(axis=(-2, -1))
+    return np.where((off <= tol * np.where(big > 0, big, 1.0))[..., None, None], np.eye(3), v)
+
+
+def nonuniform(s: np.ndarray, tol: float = 1e-5) -> np.ndarray:
+    """(...,) bool: scale vectors (..., 3) whose magnitudes differ (a
+    mirror, a negative component, is a uniform scale times a rotation)."""
+    a = np.abs(np.asarray(s, dtype=np.float64))
+    big = a.max(axis=-1)
+    return a.max(axis=-1) - a.min(axis=-1) > tol * np.where(big > 0, big, 1.0)
+
+
 class RestSplit:
     """Bones' rest matrices ``rest`` (B, 4, 4, rigid), bind matrices ``bind``
     (B, 4, 4) and parents (B,) (-1 for roots, parents first): the pose basis

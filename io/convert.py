@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import export_options, options
-from .errors import FormatError, Warnings, largest_deviation
+from .errors import FormatError, Warnings, largest_deviation, note
 from .formats import FORMATS, UnknownFormat, for_path
 
 
@@ -69,6 +69,8 @@ def convert(inputs: list[str], output: str, *, fps: float = 24.0, read_options: 
         scene = in_fmts[0].read_scene(inputs, warnings=warnings, **(read_options or {}))
     except SceneError as err:
         raise FormatError(str(err), path=inputs[0]) from None
+    if scene.source.orientation is not None and scene.source.orientation.automatic:
+        note(warnings, scene.source.orientation.note())
     copies = []
     if path_mode is not None:
         copies = export_options.texture_paths(scene, path_mode, output, base_dir=str(Path(inputs[0]).parent),
@@ -136,6 +138,7 @@ class Outcome:
     output: str
     written: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)      # what needs no action (how the up axis was decided)
     error: str = ""                 # one line; empty when the files were written
     loss: float | None = None       # the largest deviation reported, fraction of the model size
     where: str = ""                 # where it happens ("Walk, frame 12")
@@ -179,6 +182,7 @@ def convert_files(inputs: list[str], output: str, *, fps: float = 24.0, read_opt
         out.error = (f"{Path(out.inputs[0]).name}: internal error ({type(err).__name__}: {one_line(err)}); "
                      f"please report it with the file")
     out.warnings = [one_line(w) for w in warnings]
+    out.notes = [one_line(n) for n in warnings.notes]
     worst = largest_deviation(warnings)
     if worst is not None:
         out.loss, out.where = worst.figure, worst.where
@@ -206,8 +210,9 @@ def run(args) -> int:
     """Run ``convert`` for parsed ``args``: 0 on success, 2 on an error
     (one ``error: ...`` line on stderr), :data:`EXIT_LOSS` when the files
     are written but deviate over the limit; warnings go to stderr as
-    ``warning: ...``, the loss in one ``loss: ...`` line, the files written
-    to stdout. A folder as the one input converts the folder (:mod:`.batch`)."""
+    ``warning: ...``, then what needs no action as ``note: ...`` (e.g. how
+    a .X file's up axis was decided), the loss in one ``loss: ...`` line, the
+    files written to stdout. A folder as the one input converts the folder (:mod:`.batch`)."""
     if len(args.inputs) == 1 and Path(args.inputs[0]).is_dir():
         from . import batch
 
@@ -233,6 +238,8 @@ def run(args) -> int:
             print(out.internal, end="", file=sys.stderr)
         print(f"error: {out.error}", file=sys.stderr)
         return 2
+    for n in out.notes:
+        print(f"note: {one_line(n)}", file=sys.stderr)
     for p in out.written:
         print(f"wrote {p}")
     line = out.loss_line(limit(args))

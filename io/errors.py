@@ -62,15 +62,29 @@ class Warnings(list):
     """The one channel for non-fatal findings of a read or write: a list of
     one-line messages, passed as ``warnings=`` to every reader and writer.
 
+    Three kinds of message, one line each:
+
+    * :meth:`append`: a warning, something the user should know or act on
+      (shown in Blender's status bar and Info log);
+    * :meth:`note`: needs no action (a duplicate face skipped): kept in
+      :attr:`notes`, printed on the console only;
+    * :meth:`group`: one of several findings of one cause: a single line per
+      cause, "cause (count): name, name, ...; fix", updated as items come.
+
     It keeps the first ``limit`` messages; past them it only counts, and its
     last line says how many were left out, so a hostile file that would
     produce millions of warnings costs one counter, not millions of strings.
     """
 
+    #: items a group line names (the count covers them all)
+    SHOWN = 8
+
     def __init__(self, items=(), *, limit: int = 1000):
         super().__init__()
         self.limit = limit
         self.dropped = 0
+        self.notes: list[str] = []
+        self._groups: dict[tuple[str, str, bool], _Group] = {}
         self.extend(items)
 
     def append(self, message: str) -> None:
@@ -84,10 +98,75 @@ class Warnings(list):
         else:
             self[-1] = note
 
+    def note(self, message: str) -> None:
+        """A finding that needs no action (the console shows it)."""
+        if len(self.notes) < self.limit:
+            self.notes.append(message)
+
+    def group(self, cause: str, item: str, *, fix: str = "", note: bool = False) -> None:
+        """``item`` (a name) under ``cause``: one line per (cause, fix,
+        note), naming the first :attr:`SHOWN` distinct items and counting
+        them all; ``fix`` says what to do (e.g. the option to set)."""
+        key = (cause, fix, note)
+        g = self._groups.get(key)
+        if g is None:
+            lines = self.notes if note else self
+            if len(lines) - (self.dropped > 0 and not note) >= self.limit:
+                return
+            g = self._groups[key] = _Group(len(lines))
+            list.append(lines, "")
+        if item in g.seen:
+            return
+        g.count += 1
+        if len(g.seen) < self.limit:        # past it, items are counted, not kept
+            g.seen[item] = None
+        if len(g.shown) < self.SHOWN:
+            g.shown.append(item)
+        line = f"{cause} ({g.count}): {', '.join(g.shown)}{' ...' if g.count > len(g.shown) else ''}"
+        (self.notes if note else self)[g.index] = line + (f"; {fix}" if fix else "")
+
     def extend(self, messages) -> None:
+        if isinstance(messages, Warnings):      # another channel: its notes and groups too
+            lines = {False: set(), True: set()}
+            for (_, _, is_note), g in messages._groups.items():
+                lines[is_note].add(g.index)
+            for i, m in enumerate(list(messages)):
+                if i not in lines[False]:
+                    self.append(m)
+            for i, m in enumerate(messages.notes):
+                if i not in lines[True]:
+                    self.note(m)
+            for (cause, fix, is_note), g in messages._groups.items():
+                for item in g.seen:
+                    self.group(cause, item, fix=fix, note=is_note)
+            return
         for m in messages:
             self.append(m)
 
     def __iadd__(self, messages):
         self.extend(messages)
         return self
+
+
+class _Group:
+    def __init__(self, index: int):
+        self.index = index
+        self.count = 0
+        self.seen: dict[str, None] = {}
+        self.shown: list[str] = []
+
+
+def note(warnings, message: str) -> None:
+    """A no-action finding into ``warnings`` (a :class:`Warnings`; a plain
+    list, as tests pass, does not collect notes)."""
+    if isinstance(warnings, Warnings):
+        warnings.note(message)
+
+
+def group(warnings, cause: str, item: str, *, fix: str = "", note: bool = False) -> None:
+    """:meth:`Warnings.group` for any warnings list (a plain list gets one
+    line per item)."""
+    if isinstance(warnings, Warnings):
+        warnings.group(cause, item, fix=fix, note=note)
+    elif not note:
+        warnings.append(f"{cause}: {item}" + (f"; {fix}" if fix else ""))

@@ -27,7 +27,10 @@ warnings channel). ``options`` lists the format's own options as
 :class:`.options.Option` specs: ``IMPORT_OPTIONS`` (``read_scene``),
 ``ANIM_IMPORT_OPTIONS`` (``read_clips``), ``EXPORT_OPTIONS``
 (``write_scene``), and ``IMPORT_DEFAULTS``, the format's defaults for the
-shared import options (``bake``).
+shared import options (``bake``). A format whose reader can decide its
+axes from the file's data (``axes`` an :class:`..scene.orientation.AutoAxes`,
+read through :func:`..scene.orientation.read_oriented`) lists
+:data:`.options.MANUAL_ORIENTATION` among its import options.
 
 Call the adapter through its :class:`Format` (``fmt.read_scene(...)``
 etc.): the options are checked against the specs first, so an option the
@@ -42,7 +45,7 @@ import importlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .options import Option, check
+from .options import MANUAL_ORIENTATION, Option, check
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,24 @@ class Format:
     def read_scene(self, paths, *, axes=None, warnings=None, **options):
         paths = [str(p) for p in paths]
         options = check(self.import_options, options, f"{self.label} import", paths[0] if paths else None)
+        axes = self.reading_axes(axes, options.pop(MANUAL_ORIENTATION.id, None))
         return self.adapter.read_scene(paths, axes=axes, warnings=warnings, **options)
+
+    def reading_axes(self, axes=None, manual: bool | None = None):
+        """What the reader gets as ``axes``: for a format that lists
+        :data:`.options.MANUAL_ORIENTATION`, with the switch off (``manual``
+        False, or None and the format's default off), the automatic axes
+        (:class:`..scene.orientation.AutoAxes`, keeping the scale of
+        ``axes``); else ``axes`` (None: the format's default axes, given
+        as such to a reader that takes None for automatic)."""
+        spec = next((s for s in self.import_options if s.id == MANUAL_ORIENTATION.id), None)
+        if spec is None:
+            return axes
+        if spec.default if manual is None else manual:
+            return axes if axes is not None else self.adapter.default_axes()
+        from ..scene.orientation import AutoAxes
+
+        return AutoAxes(scale=axes.s if axes is not None else 1.0, mirror_z=self.left_handed)
 
     def read_clips(self, skeleton, axes, paths, *, layer: str = "ACTION", weight: float = 1.0, warnings=None,
                    **options):

@@ -118,6 +118,18 @@ class Option:
         return self.values + tuple(s for s, _ in self.aliases)
 
 
+#: The importers' switch between the automatic axes and the Forward/Up
+#: options (as Blender's FBX importer has it). A format lists it in its
+#: ``IMPORT_OPTIONS`` (with its own default) when its reader takes
+#: :class:`..scene.orientation.AutoAxes`; :meth:`.formats.Format.read_scene`
+#: turns it into the axes the reader gets (the reader never sees it).
+MANUAL_ORIENTATION = Option(
+    "manual_orientation", "Manual Orientation",
+    "Use the Forward and Up axes below (off: up is decided from the file's data, e.g. a character's legs "
+    "below its hips, and the import summary says which axis it is)",
+    False, panel="Transform")
+
+
 def check(specs, options: dict, what: str, path=None) -> dict:
     """``options`` (keyword -> value) checked against ``specs``: each value
     as its option takes it. An unknown keyword or a bad value raises
@@ -191,6 +203,8 @@ def _help(spec: Option) -> str:
     text = plain(spec.description).rstrip(".")
     if spec.kind == "enum":
         text += f" ({', '.join(spec.choices)}; default {spec.default})"
+    elif spec.kind == "bool":
+        text += f" (default {'on' if spec.default else 'off'})"
     return text
 
 

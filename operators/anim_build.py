@@ -24,8 +24,9 @@ import numpy as np
 from bpy_extras import anim_utils
 
 from ..core import sampling
+from ..io.errors import group
 from ..scene import Clip
-from . import anim_bake, metadata, source_keys
+from . import anim_bake, metadata, rotation_modes, source_keys
 
 if TYPE_CHECKING:
     from .builder import Built
@@ -148,7 +149,11 @@ def dense_keys(clip: Clip, fps: float) -> bool:
     return False
 
 
-def _key(bag, bone: str, prop: str, frames, values) -> None:
+def _key(bag, bone: str, prop: str, frames, values, mode: str = rotation_modes.QUATERNION) -> None:
+    """Keys of one channel of one bone; rotations (w, x, y, z) go to the
+    channel of the bone's rotation ``mode``."""
+    if prop == "rotation_quaternion":
+        prop, values = rotation_modes.keys(mode, values)
     path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
     add_vector_keys(bag, path, frames, values, group=bone)     # extrapolation: CONSTANT, the default
 
@@ -280,17 +285,22 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
     action, slot, bag = new_action_for(built.armature, clip.name)
     sk = built.scene.skeleton
     assert sk is not None
-    boneless = [sk.names[j] for j in np.flatnonzero(clip.animated) if int(j) not in built.bone_names]
-    if boneless:
-        built.warnings.append(f"{clip.name}: {len(boneless)} animated joint(s) have no bone, their keys are not "
-                              f"imported: {', '.join(boneless[:8])}{' ...' if len(boneless) > 8 else ''} "
-                              f"(All Joints as Bones imports them)")
+    # joints without a bone move nothing shown (bones are made of every joint that does): no action needed
+    for j in np.flatnonzero(clip.animated):
+        if int(j) not in built.bone_names:
+            group(built.warnings, "animated joints that move nothing shown have no bone, their keys are not "
+                                  "imported", sk.names[j], fix="All Joints as Bones imports them", note=True)
     dt, dr, ds = default_channels(built)
     f0 = clip.frame_range(fps)[0]
+    modes = bone_modes(built)
     if baked:
         room = room or anim_bake.budget(built, size)
+        # bones in Euler or axis-angle mode interpolate otherwise: keyed on every frame
+        other_modes = any(modes[built.bone_names[int(j)]] != rotation_modes.QUATERNION
+                          for j in clip.rotation.targets.tolist() if int(j) in built.bone_names)
         frames, t, r, s = (channels if channels is not None
-                          else anim_bake.bake_clip(built, clip, fps, room, every_frame=mask is not None))
+                           else anim_bake.bake_clip(built, clip, fps, room,
+                                                    every_frame=mask is not None or other_modes))
         keyed = {bi: animated_props(clip, j) if clip.animated[j] else set()
                  for bi, j in enumerate(built.bones.tolist())}
         wanted = {prop: [bi for bi in keyed if prop in keyed[bi] and (bi, prop) not in resting] for prop in _PROPS}
@@ -302,13 +312,15 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
                     continue
                 if prop in keyed[bi]:
                     rows = (mask[:, j] if mask is not None and prop == "rotation_quaternion"
+                            else slice(None) if prop == "rotation_quaternion"
+                            and modes[bone] != rotation_modes.QUATERNION
                             else keep[prop][bi])
-                    _key(bag, bone, prop, frames[rows], vals[rows])
+                    _key(bag, bone, prop, frames[rows], vals[rows], modes[bone])
                 elif clip.layer == "ACTION" and prop in static.get(bi, ()):
                     _key(bag, bone, prop, [f0], {"location": dt, "rotation_quaternion": _wxyz(dr),
-                                                 "scale": ds}[prop][bi][None])
+                                                 "scale": ds}[prop][bi][None], modes[bone])
     else:
-        _key_channels(built, clip, fps, bag, static, (dt, dr, ds), f0)
+        _key_channels(built, clip, fps, bag, static, (dt, dr, ds), f0, modes)
     lo, hi = clip.frame_range(fps)
     cycle = None
     if clip.cycle is not None:
@@ -325,6 +337,11 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
         "baked": bool(baked), "extras": clip.extras})
     source_keys.record(action, clip, built.armature)     # an export writes an untouched set key for key
     return action, slot
+
+
+def bone_modes(built: Built) -> dict[str, str]:
+    """Bone name -> its pose bone's rotation mode."""
+    return {pb.name: pb.rotation_mode for pb in built.armature.pose.bones}
 
 
 def add_cycles(bag) -> None:
@@ -347,7 +364,7 @@ def loop_range(clip: Clip, fps: float) -> tuple[float, float] | None:
     return f0 + 1.0, f1
 
 
-def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0) -> None:
+def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0, modes) -> None:
     """The file's keys, channel by channel (exact when ``channel_mode_exact``)."""
     sk = built.scene.skeleton
     rs = built.rest
@@ -362,7 +379,7 @@ def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0
         if not clip.animated[j]:
             for prop, val in (("location", dt[bi]), ("rotation_quaternion", _wxyz(dr[bi])), ("scale", ds[bi])):
                 if prop in static.get(bi, ()):
-                    _key(bag, bone, prop, [f0], val[None])
+                    _key(bag, bone, prop, [f0], val[None], modes[bone])
             continue
         for prop, ch in chans.items():
             k = track_of[prop].get(j)
@@ -392,7 +409,7 @@ def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0
         else:
             out = rs.channels(t0[js], r0[js], vals, b)[2]
         for job, part in zip(jobs, np.split(out, np.cumsum(counts)[:-1])):
-            _key(bag, job[0], prop, clip.to_frames(job[3], fps), part)
+            _key(bag, job[0], prop, clip.to_frames(job[3], fps), part, modes[job[0]])
 
 
 def place_actions(built: Built, fps: float) -> tuple[float, float] | None:
@@ -436,6 +453,14 @@ def must_bake(built: Built, clip: Clip, fps: float, bake: bool, exact: bool) -> 
     file's keys do not map channel by channel, or when they are too dense
     for F-curves (reported)."""
     if bake or clip.sampler is not None or not exact:
+        return True
+    modes = bone_modes(built)
+    turned = [built.bone_names[int(j)] for j in clip.rotation.targets.tolist() if int(j) in built.bone_names
+              and modes[built.bone_names[int(j)]] != rotation_modes.QUATERNION]
+    if turned:
+        built.warnings.append(f"{clip.name}: {len(turned)} bone(s) use Euler or axis-angle rotation, which "
+                              f"interpolates otherwise between keys: every frame keyed in their mode "
+                              f"({', '.join(turned[:8])}{' ...' if len(turned) > 8 else ''})")
         return True
     if dense_keys(clip, fps):
         built.warnings.append(f"{clip.name}: keys closer than {MIN_KEY_GAP} frame (Blender would merge "

@@ -13,6 +13,9 @@ The passes live in one module each, named for what they make:
 * :mod:`.anim_build` — clips become actions (the file's keys mapped channel
   by channel when that is exact, else every frame baked from the clip's own
   sampler) and RiTE-style layers become NLA tracks.
+
+Between the meshes and the actions, :mod:`.selfcheck` compares what Blender
+shows at the default pose with the oracle's evaluation of the scene.
 """
 from __future__ import annotations
 
@@ -22,9 +25,10 @@ from typing import Any
 import numpy as np
 
 from ..core import rig
+from ..io.errors import Warnings
 from ..scene import Clip, Scene
 from ..scene import evaluate as oracle
-from . import anim_build, anim_layers, armature_build, mesh_build
+from . import anim_build, anim_layers, armature_build, mesh_build, selfcheck
 
 
 @dataclass
@@ -36,6 +40,7 @@ class Options:
     import_animations: bool = True
     set_frame_range: bool = True
     pack_images: bool = False
+    self_check: bool = True          # compare Blender's default pose with the oracle's (selfcheck)
 
 
 @dataclass
@@ -51,7 +56,8 @@ class Built:
     empties: dict[int, Any] = field(default_factory=dict)      # joint -> empty (scenes without armature)
     actions: list = field(default_factory=list)                # (action, slot, clip)
     baked: bool = False
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=Warnings)
+    self_check: selfcheck.SelfCheck | None = None              # the default pose against the oracle
 
 
 def build(context, scene: Scene, options: Options | None = None, progress=None) -> Built:
@@ -62,14 +68,17 @@ def build(context, scene: Scene, options: Options | None = None, progress=None) 
     size = oracle.size(scene)
     sk = scene.skeleton
     default_world = sk.world() if sk is not None else None
-    if sk is not None and len(sk) and armature_build.bone_joints(scene, options.every_joint_bone).any():
+    has_bones = sk is not None and len(sk) and armature_build.bone_joints(scene, options.every_joint_bone).any()
+    if has_bones and default_world is not None:
         armature_build.build_armature(context, built, f"{scene.name}_rig" if scene.meshes else scene.name,
-                                      options, size)
+                                      options, size, mesh_build.skin_binds(scene, default_world))
     elif sk is not None and len(sk):
         armature_build.build_empties(context, built, size)
     if progress:
         progress(1)
-    mesh_build.build_meshes(context, built, options.pack_images, default_world)
+    mesh_build.build_meshes(context, built, options.pack_images, default_world, size)
+    if options.self_check and built.meshes:     # the default pose, before any action moves it
+        built.self_check = selfcheck.run(context, scene, built.meshes, size)
     if progress:
         progress(2)
     fps = context.scene.render.fps / context.scene.render.fps_base

@@ -16,6 +16,7 @@ from ..io import export_options
 from ..io import options as specs
 from ..io.errors import FormatError
 from ..io.formats import UnknownFormat, for_path
+from ..io.options import MANUAL_ORIENTATION
 from ..io.progress import Progress
 from ..scene import AxisConversion, Scene, SceneError
 from . import anim_build, builder, ops, pipeline, report, verify
@@ -32,7 +33,7 @@ def _register():
 
 def _axes(fmt, args) -> AxisConversion:
     try:
-        return fmt.axes(args.forward, args.up, args.scale)
+        return fmt.axes(args.forward or "-Z", args.up or "Y", args.scale)
     except ValueError as err:      # parallel axes, a scale <= 0: a clean error (exit 2), not a traceback
         raise pipeline.IOFailed(str(err)) from None
 
@@ -59,12 +60,23 @@ def _report_unused(fmt, args, chosen) -> None:
         print(f"warning: {flag}: not an option of {fmt.label} files, ignored")
 
 
+def scene_options(fmt, args) -> dict:
+    """The command line's values of the format's ``read_scene`` options;
+    ``--forward``/``--up`` switch Manual Orientation on unless it is given."""
+    out = _given(fmt.import_options, args)
+    manual = MANUAL_ORIENTATION.id
+    if (args.forward or args.up) and manual not in out and manual in {s.id for s in fmt.import_options}:
+        out[manual] = True
+    return out
+
+
 def reader_options(fmt, args) -> tuple[dict, dict]:
     """The command line's values of the format's own import options: those
-    of ``read_scene`` and those of ``read_clips`` (io/<format>/options.py).
-    Flags of other formats' options are reported and ignored."""
+    of ``read_scene`` (:func:`scene_options`) and those of ``read_clips``
+    (io/<format>/options.py). Flags of other formats' options are reported
+    and ignored."""
     _report_unused(fmt, args, fmt.import_options + fmt.anim_import_options)
-    return _given(fmt.import_options, args), _given(fmt.anim_import_options, args)
+    return scene_options(fmt, args), _given(fmt.anim_import_options, args)
 
 
 @contextmanager
@@ -95,30 +107,33 @@ def import_files(args):
         raise pipeline.IOFailed(f"{fmt.label} files carry their own animations: give only the model")
     axes = _axes(fmt, args)
     opts = _options(fmt, args)
-    scene_options, clip_options = reader_options(fmt, args)
+    model_options, clip_options = reader_options(fmt, args)
     with _console(f"import {Path(args.model).name}"):
-        built = pipeline.load(bpy.context, fmt, [args.model], axes=axes, options=opts, reader_options=scene_options)
-    for w in built.warnings:
-        print("warning:", w)
-    fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
-    note = anim_build.time_base_note([c for _, _, c in built.actions], fps)
-    if note:
-        print(note)
+        built = pipeline.load(bpy.context, fmt, [args.model], axes=axes, options=opts, reader_options=model_options)
+    warnings = built.warnings
     for i, p in enumerate(mergeable):
         weight = float(args.weights[i]) if args.weights else 1.0
         extra = pipeline.load_animations(bpy.context, fmt, [p], armature=built.armature,
                                          layer="MERGEABLE" if layered else "ACTION", weight=weight,
                                          bake=opts.bake, reader_options=clip_options)
         built.actions += extra.actions
-        for x in extra.warnings:
-            print("warning:", x)
+        warnings.extend(extra.warnings)
     for p in dominant:
         extra = pipeline.load_animations(bpy.context, fmt, [p], armature=built.armature, layer="DOMINANT",
                                          bake=opts.bake, reader_options=clip_options)
         built.actions += extra.actions
-        for x in extra.warnings:
-            print("warning:", x)
+        warnings.extend(extra.warnings)
+    print_report(pipeline.imported_summary(args.model, built, warnings, pipeline.scene_fps(bpy.context)), warnings)
     return fmt, built, layered
+
+
+def print_report(summary: str, warnings) -> None:
+    """What the operators report, on the command line: the warnings, the
+    notes, and the summary last."""
+    for w in warnings:
+        print("warning:", w)
+    pipeline.print_notes(warnings)
+    print(summary)
 
 
 def _save_blend(path) -> None:
@@ -144,10 +159,10 @@ def _reference(fmt, args) -> Scene:
     command line's options: the model and, for a layer stack, each
     animation read onto it as a layer, as the import read them."""
     axes = _axes(fmt, args)
-    scene_options, clip_options = _given(fmt.import_options, args), _given(fmt.anim_import_options, args)
+    model_options, clip_options = scene_options(fmt, args), _given(fmt.anim_import_options, args)
     if not (args.dominant or len(args.animations) > 1 or args.weights):
-        return fmt.read_scene([args.model, *args.animations], axes=axes, **scene_options)
-    reference = fmt.read_scene([args.model], axes=axes, **scene_options)
+        return fmt.read_scene([args.model, *args.animations], axes=axes, **model_options)
+    reference = fmt.read_scene([args.model], axes=axes, **model_options)
     clips = []
     for i, p in enumerate(args.animations):
         weight = float(args.weights[i]) if args.weights else 1.0
@@ -283,8 +298,7 @@ def cmd_export(args) -> int:
     except pipeline.IOFailed as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    for w in warnings:
-        print("warning:", w)
+    print_report(pipeline.summary("Exported " + ", ".join(Path(p).name for p in written), warnings), warnings)
     for p in written:
         print(f"wrote {p}")
     return 0

@@ -11,9 +11,11 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
+from ..core import rebind, sampling
+from ..io.errors import note
 from ..scene import Material, Mesh, Scene
 from ..scene import evaluate as oracle
-from . import attribute_nodes, mesh_arrays, metadata, textures
+from . import attribute_nodes, mesh_arrays, metadata, own_binds, textures
 
 if TYPE_CHECKING:
     from .builder import Built
@@ -47,10 +49,10 @@ def valid_faces(mesh: Mesh, warnings: list[str], label: str):
             keep[faces[again]] = False
             dup_faces += len(again)
     degenerate += int((sizes < 3).sum())
-    if degenerate:
-        warnings.append(f"{label}: {degenerate} degenerate face(s) skipped")
+    if degenerate:          # nothing to see or do: the console says it
+        note(warnings, f"{label}: {degenerate} degenerate face(s) skipped")
     if dup_faces:
-        warnings.append(f"{label}: {dup_faces} duplicate face(s) (the same vertices as another) skipped")
+        note(warnings, f"{label}: {dup_faces} duplicate face(s) (the same vertices as another) skipped")
     kept = np.nonzero(keep)[0]
     ksizes = sizes[kept]
     kstart = np.zeros(len(kept), dtype=np.int64)
@@ -96,7 +98,10 @@ def material_groups(scene: Scene) -> np.ndarray:
     return np.array([first.setdefault(_appearance(m), k) for k, m in enumerate(scene.materials)], dtype=np.int64)
 
 
-def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups: np.ndarray) -> Any:
+def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups: np.ndarray,
+               placement: rebind.SkinPlacement | None = None) -> Any:
+    """A mesh object for scene mesh ``mi``; a skinned mesh's vertices as
+    ``placement`` stores them (re-expressed vertices' normals turned with them)."""
     scene = built.scene
     m = scene.meshes[mi]
     label = f"mesh {m.name!r}"
@@ -105,7 +110,8 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
     kept, src, sizes, starts = valid_faces(m, built.warnings, label)
     loop_v = np.asarray(m.corners, dtype=np.int64)[src]
     me.vertices.add(V)
-    mesh_arrays.write(me, "position", "FLOAT_VECTOR", "POINT", m.positions)
+    mesh_arrays.write(me, "position", "FLOAT_VECTOR", "POINT",
+                      m.positions if placement is None else placement.positions)
     me.loops.add(len(loop_v))
     me.polygons.add(len(sizes))
     mesh_arrays.write(me, ".corner_vert", "INT", "CORNER", loop_v)
@@ -125,7 +131,12 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
         colors.data.foreach_set("color", np.asarray(m.colors, dtype=np.float32).reshape(-1))
     me.update(calc_edges=True)
     if m.normals is not None and len(loop_v):
-        n = np.asarray(m.normals, dtype=np.float32)[src]
+        n = np.asarray(m.normals, dtype=np.float64)[src]
+        if placement is not None and placement.moved.any():
+            turn = np.linalg.inv(placement.vertex_transform[loop_v]).swapaxes(1, 2)   # normals: inverse transpose
+            n = np.einsum("nij,nj->ni", turn, n)
+            n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-30)
+        n = n.astype(np.float32)
         per_vertex = np.zeros((V, 3), dtype=np.float32)
         per_vertex[loop_v] = n
         if np.array_equal(per_vertex[loop_v], n):      # one normal per vertex: the cheaper per-vertex call
@@ -148,27 +159,74 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
     return obj
 
 
-def place_mesh(built: Built, mi: int, obj, default_world: np.ndarray | None) -> None:
-    """Skinned meshes: parented to the armature at their default-pose
-    placement, vertex groups, Armature modifier. Rigid meshes under a bone:
-    parented to it. Anything else: at its default-pose placement. The exact
-    placement is kept in the mesh's metadata (Blender stores float32)."""
+def set_local_matrix(obj, m: np.ndarray) -> None:
+    """``obj``'s matrix relative to its parent: as location, rotation and
+    scale when that holds it (within 1e-9), else (shear) in the parent
+    inverse matrix, which Blender keeps whole."""
+    m = np.asarray(m, dtype=np.float64)
+    t, r, s = sampling.decompose_trs(m)
+    if np.abs(sampling.compose_trs(t, r, s) - m).max() <= 1e-9 * max(1.0, float(np.abs(m).max())):
+        obj.matrix_parent_inverse = Matrix.Identity(4)
+        obj.matrix_basis = Matrix(m.tolist())
+    else:
+        obj.matrix_parent_inverse = Matrix(m.tolist())
+        obj.matrix_basis = Matrix.Identity(4)
+
+
+def skin_placement(built: Built, mi: int, default_world: np.ndarray, size: float) -> rebind.SkinPlacement | None:
+    """Where a skinned mesh goes on the built armature (``core.rebind``), or
+    None for a mesh that is not skinned to it."""
+    m = built.scene.meshes[mi]
+    if m.skin is None or built.armature is None or built.rest is None:
+        return None
+    J = built.scene.n_joints
+    arm_bind = np.tile(np.eye(4), (J, 1, 1))
+    arm_bind[built.bones] = built.rest.bind
+    sk = m.skin
+    mw = oracle.placement(built.scene, m, default_world)
+    return rebind.place_skin(m.positions, sk.joints, sk.inverse_bind, sk.vertex, sk.joint, sk.weight, arm_bind, mw,
+                             1e-6 * size)
+
+
+def skin_binds(scene: Scene, default_world: np.ndarray) -> np.ndarray:
+    """The skeleton's binds with one bind per joint that several meshes bind
+    differently (``core.rebind.choose_binds``)."""
+    sk = scene.skeleton
+    assert sk is not None
+    skins = []
+    for m in scene.meshes:
+        if m.skin is not None and len(m.skin.joints):
+            counts = np.bincount(np.searchsorted(m.skin.joints, m.skin.joint), minlength=len(m.skin.joints))
+            skins.append((m.skin.joints, m.skin.inverse_bind, oracle.placement(scene, m, default_world), counts))
+    return rebind.choose_binds(sk.bind, default_world, skins) if len(skins) > 1 else sk.bind
+
+
+def place_mesh(built: Built, mi: int, obj, default_world: np.ndarray | None,
+               placement: rebind.SkinPlacement | None = None) -> None:
+    """Skinned meshes: parented to the armature where ``placement`` puts
+    them, vertex groups, Armature modifier (of binds of their own when their
+    joints disagree). Rigid meshes under a bone: parented to it. Anything
+    else: at its default-pose placement. The exact placement is kept in the
+    mesh's metadata (Blender stores float32)."""
     scene = built.scene
     m = scene.meshes[mi]
     arm = built.armature
     mw = (oracle.placement(scene, m, default_world) if default_world is not None
           else np.asarray(m.matrix, dtype=np.float64))
+    if placement is not None:
+        mw = placement.matrix
     meta = metadata.load(obj, metadata.MESH_KEY) or {}
     meta.update(world=np.asarray(mw).reshape(-1), parent=int(m.parent),
                 matrix=np.asarray(m.matrix, dtype=np.float64).reshape(-1))
     metadata.store(obj, metadata.MESH_KEY, meta)
     if m.skin is not None and arm is not None:
         obj.parent = arm
-        obj.matrix_parent_inverse = Matrix.Identity(4)
-        obj.matrix_basis = Matrix(mw.tolist())
+        set_local_matrix(obj, mw)
         add_vertex_groups(obj, m, built)
         mod = obj.modifiers.new("Armature", "ARMATURE")
         mod.object = arm
+        if placement is not None and not placement.exact:
+            mod.object = own_binds.build(built, obj, m, placement)
         return
     if arm is not None and m.parent in built.bone_names:
         bi = int(np.nonzero(built.bones == m.parent)[0][0])
@@ -176,14 +234,13 @@ def place_mesh(built: Built, mi: int, obj, default_world: np.ndarray | None) -> 
         obj.parent = arm
         obj.parent_type = "BONE"
         obj.parent_bone = bone.name
-        obj.matrix_parent_inverse = Matrix.Identity(4)
         tail = np.eye(4)
         tail[1, 3] = -bone.length
-        obj.matrix_basis = Matrix((tail @ built.rest.rest_to_bind[bi] @ np.asarray(m.matrix)).tolist())
+        set_local_matrix(obj, tail @ built.rest.rest_to_bind[bi] @ np.asarray(m.matrix))
         return
     if m.parent in built.empties:
         obj.parent = built.empties[m.parent]
-        obj.matrix_basis = Matrix(np.asarray(m.matrix).tolist())
+        set_local_matrix(obj, np.asarray(m.matrix))
         return
     obj.matrix_basis = Matrix(mw.tolist())
 
@@ -221,8 +278,8 @@ def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
     uniq, inv = np.unique(pair, return_inverse=True)
     w = np.bincount(inv, weights=sk.weight, minlength=len(uniq)).astype(np.float32)
     if len(uniq) != len(pair):
-        built.warnings.append(f"mesh {m.name!r}: {len(pair) - len(uniq)} repeated (vertex, joint) weights "
-                              f"added up")
+        note(built.warnings, f"mesh {m.name!r}: {len(pair) - len(uniq)} repeated (vertex, joint) weights "
+                             f"added up")
     v, j = uniq // n_j, uniq % n_j
     top = np.zeros(int(v.max()) + 1 if len(v) else 0, dtype=np.float32)
     np.maximum.at(top, v, w)
@@ -348,19 +405,35 @@ def make_material(mat: Material, filepath: str, images: textures.ImageCache, war
     return out
 
 
-def build_meshes(context, built: Built, pack_images: bool, default_world: np.ndarray | None) -> None:
+def build_meshes(context, built: Built, pack_images: bool, default_world: np.ndarray | None,
+                 size: float = 1.0) -> None:
     """The scene's materials (one per distinct look beyond MATERIAL_LIMIT)
-    and meshes, each placed by :func:`place_mesh`."""
+    and meshes, each placed by :func:`place_mesh`; reports the skinned
+    meshes whose vertices were re-expressed in the armature's bind pose or
+    that got binds of their own."""
     scene = built.scene
     images = textures.ImageCache(pack=pack_images)
     groups = material_groups(scene)
     mats = {int(k): make_material(scene.materials[k], scene.source.path, images, built.warnings)
             for k in np.unique(groups).tolist()}
     if len(mats) < len(scene.materials):
-        built.warnings.append(f"{len(scene.materials)} materials: the {len(mats)} distinct looks were made "
-                              f"(faces keep their own in the {metadata.MATERIAL_ATTR!r} attribute)")
+        note(built.warnings, f"{len(scene.materials)} materials: the {len(mats)} distinct looks were made "
+                             f"(faces keep their own in the {metadata.MATERIAL_ATTR!r} attribute)")
+    moved, own = [], []
     for mi in range(len(scene.meshes)):
-        obj = build_mesh(context, built, mi, mats, groups)
-        place_mesh(built, mi, obj, default_world)
+        placement = skin_placement(built, mi, default_world, size) if default_world is not None else None
+        obj = build_mesh(context, built, mi, mats, groups, placement)
+        place_mesh(built, mi, obj, default_world, placement)
         built.meshes[mi] = obj
+        if placement is not None and not placement.exact:
+            own.append(f"{obj.name!r} ({int(placement.conflict.sum())} vertices)")
+        elif placement is not None and placement.moved.any():
+            moved.append(f"{obj.name!r} ({int(placement.moved.sum())} vertices)")
+    if moved:
+        built.warnings.append(f"{len(moved)} skinned mesh(es) bound in another pose than the armature's: their "
+                              f"vertices re-expressed in its bind pose (exact): {', '.join(moved[:8])}")
+    if own:
+        built.warnings.append(f"{len(own)} skinned mesh(es) whose joints' binds differ from the armature's in "
+                              f"ways no vertex position can absorb deform with binds of their own (an armature "
+                              f"'<mesh>_binds' that follows the rig; exact): {', '.join(own[:8])}")
     images.report(built.warnings)

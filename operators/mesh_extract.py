@@ -12,7 +12,7 @@ import bpy
 import numpy as np
 
 from ..scene import Material, Mesh, Skin
-from . import attribute_nodes, mesh_arrays, metadata
+from . import attribute_nodes, mesh_arrays, metadata, own_binds
 from .armature_extract import matrix
 
 if TYPE_CHECKING:
@@ -296,7 +296,8 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
         out.matrix = world
         if skeleton_rig is not None:
             arm = skeleton_rig.obj
-            mod = next((m for m in obj.modifiers if m.type == "ARMATURE" and m.object == arm), None)
+            mod = next((m for m in obj.modifiers if m.type == "ARMATURE"
+                        and (m.object == arm or own_binds.follows(m.object, arm))), None)
             bone_joint = {n: j for j, n in skeleton_rig.bone_names.items()}
             if mod is not None:
                 if mod.use_deform_preserve_volume or mod.use_bone_envelopes or not mod.use_vertex_groups:
@@ -309,6 +310,13 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
                 joints = np.unique(wj)
                 sk = skeleton_rig.skeleton
                 ib = np.linalg.inv(sk.bind[joints]) @ world if len(joints) else np.zeros((0, 4, 4))
+                if mod.object != arm:       # binds of its own: each joint's correction, in world space
+                    fix = own_binds.corrections(mod.object)
+                    aw = matrix(arm.matrix_world)
+                    names = {j: n for n, j in bone_joint.items()}
+                    for k, j in enumerate(joints.tolist()):
+                        if names.get(j) in fix:
+                            ib[k] = np.linalg.inv(sk.bind[j]) @ aw @ fix[names[j]] @ np.linalg.inv(aw) @ world
                 out.skin = Skin(joints, ib, wv, wj, ww)
                 parent = int(meta.get("parent", -1))
                 if unmoved and 0 <= parent < len(sk) and len(meta.get("matrix", ())) == 16:

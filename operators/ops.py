@@ -17,23 +17,28 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper, orientation_helper
 
 from ..io import formats
 from ..io.formats import FORMATS, Format
+from ..io.options import MANUAL_ORIENTATION
 
-REPORT_LIMIT = 8
 
+def report(op, summary: str, warnings) -> None:
+    """What an import or export tells the user: every warning (one per
+    cause) in the Info log, the notes that need no action on the console,
+    and last the summary, which Blender's status bar shows: it counts the
+    warnings and quotes the first (``pipeline.summary``)."""
+    from . import pipeline
 
-def report_warnings(op, warnings) -> None:
-    for w in warnings[:REPORT_LIMIT]:
+    for w in warnings:
         op.report({"WARNING"}, w)
-    if len(warnings) > REPORT_LIMIT:
-        op.report({"WARNING"}, f"... and {len(warnings) - REPORT_LIMIT} more warnings (see the console)")
-        for w in warnings[REPORT_LIMIT:]:
-            print("legacy_skin_io:", w)
+    pipeline.print_notes(warnings)
+    op.report({"INFO"}, summary)
 
 
 def exported(op, written: list[str], warnings) -> set[str]:
     """An export's report: its warnings, then the files written."""
-    report_warnings(op, warnings)
-    op.report({"INFO"}, "Exported " + ", ".join(os.path.basename(p) for p in written))
+    from . import pipeline
+
+    report(op, pipeline.summary("Exported " + ", ".join(os.path.basename(p) for p in written), warnings),
+           warnings)
     return {"FINISHED"}
 
 
@@ -72,9 +77,10 @@ def draw_sections(op, sections) -> None:
             if name.startswith("*"):
                 row = col.column()
                 if switch is not None and switch.startswith("!"):       # enabled while the switch is off
-                    row.enabled = not bool(getattr(op, switch[1:]))
+                    row.enabled = not bool(getattr(op, switch[1:], False))
                 else:
-                    row.enabled = switch is None or bool(getattr(op, switch))
+                    # a switch the format does not offer (its option spec) leaves the names enabled
+                    row.enabled = switch is None or bool(getattr(op, switch, True))
                 name = name[1:]
             row.prop(op, name)
 
@@ -82,15 +88,22 @@ def draw_sections(op, sections) -> None:
 def with_format_options(sections, specs, fmt: Format) -> tuple:
     """``sections`` with the format's own options (``specs``) added to the
     section their ``panel`` names (enabled by its switch, if it has one);
-    options of another panel get a section of their own."""
+    options of another panel get a section of their own. An option that is
+    a section's switch (Manual Orientation) goes before the names it
+    enables."""
     out = [(title, list(names), switch, closed) for title, names, switch, closed in sections]
+    switches = {switch for _, _, switch, _ in out}
     for spec in specs:
         title = spec.panel or fmt.label
         sec = next((s for s in out if s[0].lower() == title.lower()), None)
         if sec is None:
             sec = (title, [], None, False)
             out.append(sec)
-        sec[1].append(("*" if sec[2] else "") + spec.id)
+        names = sec[1]
+        if spec.id in switches:
+            names.insert(next((i for i, n in enumerate(names) if n.startswith("*")), len(names)), spec.id)
+        else:
+            names.append(("*" if sec[2] else "") + spec.id)
     return tuple((title, tuple(names), switch, closed) for title, names, switch, closed in out)
 
 
@@ -148,7 +161,7 @@ class _ModelImport(_FileImport):
     pack_images: BoolProperty(name="Pack Images", default=False,
                               description="Pack the textures found into the .blend file")
 
-    SECTIONS = (("Transform", ("global_scale", "axis_forward", "axis_up"), None, False),
+    SECTIONS = (("Transform", ("global_scale", "*axis_forward", "*axis_up"), MANUAL_ORIENTATION.id, False),
                 ("Armature", ("bone_direction", "every_joint_bone", "rest_from"), None, False),
                 ("Animation", ("import_animations", "*bake", "*set_frame_range"), "import_animations", False),
                 ("Include", ("pack_images",), None, True))
@@ -171,11 +184,9 @@ class _ModelImport(_FileImport):
             if r.error:
                 self.report({"ERROR"} if not ok else {"WARNING"}, r.error)
         for r in ok:
-            report_warnings(self, r.warnings)
-            b = r.built
-            timing = _time_base(context, b)
-            self.report({"INFO"}, f"Imported {os.path.basename(r.path)}: {len(b.meshes)} mesh(es), "
-                                  f"{len(b.bones)} bones, {len(b.actions)} action(s)" + timing)
+            assert r.built is not None
+            report(self, pipeline.imported_summary(r.path, r.built, r.warnings, pipeline.scene_fps(context)),
+                   r.warnings)
         return {"FINISHED"} if ok else {"CANCELLED"}
 
 
@@ -211,19 +222,8 @@ class _AnimImport(_FileImport):
         except pipeline.IOFailed as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
-        report_warnings(self, built.warnings)
-        self.report({"INFO"}, f"Imported {len(built.actions)} animation(s): "
-                              + ", ".join(a.name for a, _, _ in built.actions) + _time_base(context, built))
+        report(self, pipeline.animations_summary(built, built.warnings, pipeline.scene_fps(context)), built.warnings)
         return {"FINISHED"}
-
-
-def _time_base(context, built) -> str:
-    """"; time base ..." for the summary when the reader chose one (.X)."""
-    from . import anim_build
-
-    fps = context.scene.render.fps / context.scene.render.fps_base
-    note = anim_build.time_base_note([c for _, _, c in built.actions], fps)
-    return f"; {note}" if note else ""
 
 
 def find_armature(context):

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from ..core.skeleton import SkeletonError
-from ..io.errors import FormatError, Warnings
+from ..io.errors import FormatError, Warnings, note
 from ..io.formats import Format, UnknownFormat
 from ..scene import AxisConversion, SceneError
 from ..scene.validate import validate
-from . import anim_extract, armature_extract, builder, extractor, metadata
+from . import anim_build, anim_extract, armature_extract, bone_axes, builder, extractor, metadata, own_binds
 from .extractor import ExtractError
 from .rollback import Rollback
 
@@ -68,7 +68,7 @@ def _fail(err: Exception, path) -> IOFailed:
                     f"(the traceback is in the console)")
 
 
-def _fps(context) -> float:
+def scene_fps(context) -> float:
     return context.scene.render.fps / context.scene.render.fps_base
 
 
@@ -97,8 +97,9 @@ def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None 
         raise _fail(err, first) from None
     if not scene.meshes and scene.skeleton is None:
         raise IOFailed(f"{Path(first).name}: no mesh and no skeleton to import")
+    orientation_note(scene, warnings)
     try:
-        warnings.extend(validate(scene, _fps(context)))
+        warnings.extend(validate(scene, scene_fps(context)))
     except Exception as err:
         raise _fail(err, first) from None
     wm = _progress(context)
@@ -113,8 +114,95 @@ def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None 
         if wm:
             wm.progress_end()
     warnings.extend(built.warnings)
+    time_base_note(built, context, warnings)
+    if built.self_check is not None and built.self_check.error > SELF_CHECK * built.self_check.size:
+        c = built.self_check
+        warnings.append(f"self-check: Blender shows mesh {c.mesh!r} up to {c.error / c.size:.1e} of the model "
+                        f"size away from the file's default pose (more than {SELF_CHECK:g}); please report it "
+                        f"with the file")
     built.warnings = warnings
     return built
+
+
+#: the self-check's tolerance, relative to the model size (as ``verify``'s)
+SELF_CHECK = 1e-5
+
+
+def orientation_note(scene, warnings) -> None:
+    """How up was decided (console only): the evidence, and the manual
+    Forward/Up that give the same."""
+    o = scene.source.orientation
+    if o is not None and o.automatic:
+        note(warnings, o.note())
+
+
+def time_base_note(built, context, warnings) -> None:
+    """Which time base the clips' keys were read with, and why (console
+    only: the summary names the time base and the length)."""
+    said = anim_build.time_base_note([c for _, _, c in built.actions], scene_fps(context))
+    if said:
+        note(warnings, said)
+
+
+def print_notes(warnings) -> None:
+    """The notes of ``warnings`` (findings that need no action) on the console."""
+    for n in getattr(warnings, "notes", ()):
+        print("legacy_skin_io: note:", n)
+
+
+def _count(n: int, one: str, many: str = "") -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def summary(head: str, warnings, details: list[str] | None = None) -> str:
+    """The one line the user sees (Blender's status bar, the command
+    line's last line): ``head``, ``details`` in parentheses, and the
+    number of warnings with the first one."""
+    line = head + (f" ({', '.join(details)})" if details else "")
+    n = len(warnings)
+    if n == 1:
+        line += f"; 1 warning: {warnings[0]}"
+    elif n:
+        line += f"; {n} warnings, the first: {warnings[0]}"
+    return line
+
+
+def _time_bases(clips, fps: float) -> list[str]:
+    """The time base(s) the clips' keys were read with and the longest
+    clip's length in frames, for a summary."""
+    if not clips:
+        return []
+    rates = sorted({c.ticks_per_second for c in clips if c.ticks_per_second is not None})
+    out = [f"{r:g} ticks/s" for r in rates]
+    if any(c.ticks_per_second is None and c.extras.get("time_base") for c in clips):
+        out.append("one tick per frame")
+    longest = max(f1 - f0 for f0, f1 in (c.frame_range(fps) for c in clips))
+    out.append(f"{'longest ' if len(clips) > 1 else ''}{longest:.4g} frames")
+    return out
+
+
+def imported_summary(path: str, built: builder.Built, warnings, fps: float = 24.0) -> str:
+    """E.g. "Imported tiny_4anim.x: 1 mesh, 35 bones, 4 actions (Z up, 4800
+    ticks/s, longest 317.6 frames); 1 warning: ..."."""
+    parts = [_count(len(built.meshes), "mesh", "meshes")]
+    if len(built.bones):
+        parts.append(_count(len(built.bones), "bone"))
+    if built.empties:
+        parts.append(_count(len(built.empties), "empty", "empties"))
+    if built.actions:
+        parts.append(_count(len(built.actions), "action"))
+    o = built.scene.source.orientation
+    details = [o.phrase()] if o is not None else []
+    details += _time_bases([c for _, _, c in built.actions], fps)
+    return summary(f"Imported {Path(path).name}: {', '.join(parts)}", warnings, details)
+
+
+def animations_summary(built: builder.Built, warnings, fps: float = 24.0) -> str:
+    """E.g. "Imported 2 animations onto tiny_rig: Walk, Jog (4800 ticks/s, longest 40 frames)"."""
+    names = [a.name for a, _, _ in built.actions]
+    head = f"Imported {_count(len(names), 'animation')} onto {built.armature.name}: {', '.join(names[:8])}"
+    return summary(head + (" ..." if len(names) > 8 else ""), warnings,
+                   _time_bases([c for _, _, c in built.actions], fps))
 
 
 def load_many(context, fmt: Format, paths: list[str], **kw) -> list[Imported]:
@@ -159,11 +247,15 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
             raise _fail(err, p) from None
     try:
         r.scene.clips = clips
-        validate(r.scene, _fps(context), bones=len(r.bones))
+        validate(r.scene, scene_fps(context), bones=len(r.bones))
     except Exception as err:
         raise _fail(err, paths[0]) from None
     finally:
         r.scene.clips = []
+    try:        # bones the animation needs otherwise (disconnected, turned to their joints' axes)
+        r = bone_axes.prepare(context, r, clips, warnings)
+    except Exception as err:
+        raise _fail(err, armature.name) from None
     wm = _progress(context)
     try:
         with Rollback(context, armature):
@@ -175,6 +267,7 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
         if wm:
             wm.progress_end()
     warnings.extend(built.warnings)
+    time_base_note(built, context, warnings)
     built.warnings = warnings
     return built
 
@@ -204,7 +297,8 @@ def export_objects(context, *, use_selection=False, use_visible=False, use_activ
 
 
 def choose_armature(objs: list, context):
-    arms = [o for o in objs if o.type == "ARMATURE"]
+    # a mesh's own binds (operators.own_binds) are part of the rig they follow
+    arms = [o for o in objs if o.type == "ARMATURE" and not own_binds.follows(o, o.parent)]
     if len(arms) == 1:
         return arms[0]
     if not arms:
@@ -250,9 +344,9 @@ def save(context, target: Format, path: str, *, objects=None, axes: AxisConversi
     try:
         scene = extractor.scene_of(context, armature=arm, objects=meshes, apply_modifiers=apply_modifiers,
                                    animations=export_animations, actions=actions, bake=bake, warnings=warnings)
-        validate(scene, _fps(context))
+        validate(scene, scene_fps(context))
         copies = export_options.texture_paths(scene, path_mode, path, warnings=warnings)
-        fps = _fps(context)
+        fps = scene_fps(context)
         written = target.write_scene(scene, path, warnings=warnings, axes=axes, fps=fps, **writer_options)
         export_options.copy_textures(copies, warnings)
     except ExtractError as err:
@@ -309,7 +403,7 @@ def save_animation(context, fmt: Format, path: str, *, armature, action=None, ba
     target = Path(path)
     try:
         r = armature_extract.rig_of(armature)
-        fps = _fps(context)
+        fps = scene_fps(context)
         for act, slot in pairs:
             clip = anim_extract.clip_of(context, act, r, fps, warnings, slot=slot, bake=bake)
             if clip is None:

@@ -106,6 +106,24 @@ def mesh_positions(scene: Scene, mesh: Mesh, world: np.ndarray, default_world: n
     return np.array(out, dtype=np.float64)
 
 
+def subset(mesh: Mesh, vertices) -> Mesh:
+    """``mesh`` reduced to ``vertices`` (indices, in that order) with their
+    skin weights and no faces: :func:`mesh_positions` of it are those
+    vertices' positions (to check a sample of a large mesh)."""
+    v = np.asarray(vertices, dtype=np.int64)
+    out = Mesh(mesh.name, np.asarray(mesh.positions)[v], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+               parent=mesh.parent, matrix=mesh.matrix)
+    if mesh.skin is not None:
+        sk = mesh.skin
+        new = np.full(len(mesh.positions), -1, dtype=np.int64)
+        new[v] = np.arange(len(v))
+        w_vertex = np.asarray(sk.vertex, dtype=np.int64)
+        keep = new[w_vertex] >= 0
+        out.skin = type(sk)(sk.joints, sk.inverse_bind, new[w_vertex[keep]], np.asarray(sk.joint)[keep],
+                            np.asarray(sk.weight)[keep])
+    return out
+
+
 def evaluate(scene: Scene, clips: list[Clip] | Clip | None, frames, fps: float = 24.0) -> list[np.ndarray]:
     """World positions of every mesh at every scene frame: a list (one per
     frame) of lists (one per mesh) of (V, 3) arrays, concatenated per frame

@@ -22,12 +22,15 @@ and the extractor hands them back.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from ..core import quat, sampling, skeleton
 from .axes import AxisConversion
+
+if TYPE_CHECKING:
+    from .orientation import Orientation
 
 
 class SceneError(ValueError):
@@ -277,11 +280,13 @@ class Clip:
 class Source:
     """Where a scene came from: the format's id, the file, and the axis
     conversion the reader applied (stored on imported rigs so that an
-    exporter of the same format can invert it)."""
+    exporter of the same format can invert it), with how it was chosen
+    (automatically or given: :mod:`.orientation`)."""
 
     format: str
     path: str = ""
     axes: AxisConversion = field(default_factory=AxisConversion)
+    orientation: Orientation | None = None
 
 
 @dataclass(eq=False)

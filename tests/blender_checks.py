@@ -38,7 +38,8 @@ def imported(bpy):
     """(the armature object or None, {scene mesh index: mesh object}) of the
     current scene, found by the builder's metadata."""
     md = ext("operators.metadata")
-    arms = [o for o in bpy.context.scene.objects if o.type == "ARMATURE"]
+    own = ext("operators.own_binds")        # a mesh's own binds belong to the rig they follow
+    arms = [o for o in bpy.context.scene.objects if o.type == "ARMATURE" and not own.follows(o, o.parent)]
     assert len(arms) <= 1, [o.name for o in arms]
     meshes = {}
     for o in bpy.context.scene.objects:

@@ -702,73 +702,57 @@ def test_hostile_files_give_only_format_errors_in_linear_work():
     assert seen > 1000
 
 
-# -- the vectorised reader in small blocks and in threads -----------------------------------------
+# -- sections of many blocks: problems deep inside ------------------------------------------------
 
-def _mapped(arr) -> bool:
-    """Does ``arr``'s memory come from an anonymous mmap?"""
-    import mmap
-    while arr is not None and not isinstance(arr, mmap.mmap):
-        arr = getattr(arr, "base", None) if isinstance(arr, np.ndarray) else getattr(arr, "obj", None)
-    return arr is not None
-
-
-@pytest.mark.parametrize("workers,small_pages_from", [(1, None), (3, None), (2, 0)])
-def test_blocks_and_threads_give_the_same_result(monkeypatch, workers, small_pages_from):
-    """Many small blocks (sections ending inside a block, a bad line after a few good blocks),
-    parsed one after another and by several threads, read exactly as the line-by-line reader does
-    (also with every result array mapped in small pages, as big sections' are)."""
-    from legacy_skin_io.io.rite import records
-
-    if small_pages_from is not None:
-        monkeypatch.setattr(records, "_SMALL_PAGES_FROM", small_pages_from)
-        mapped = []
-        small_pages = records.small_pages
-        monkeypatch.setattr(records, "small_pages", lambda *a: mapped.append(1) or small_pages(*a))
-
+def test_problems_deep_in_sections_of_several_blocks():
+    """Sections of a few megabytes (the vectorised reader cuts them into blocks of whole
+    lines): awkward but valid lines deep inside are read as written, and bad ones are
+    reported at their line with the line-by-line reader's words."""
     rng = np.random.default_rng(8)
-    n = 3000
+    n = 60_000
     lines = ram_lines(n)
-    k = line_of(lines, "vertices ")
-    for r in range(n):                         # awkward numbers, so blocks differ in size
-        lines[k + r] = f"{r} {rng.normal()!r} {rng.normal() * 1e-5!r} {rng.integers(-9, 9)}"
-
-    def read(data, vectorised):
-        monkeypatch.setattr(records, "_FAST_MIN_RECORDS", 48 if vectorised else 10 ** 9)
-        try:
-            return read_ram_text(data, "h.ram")
-        except FormatError as err:
-            return (err.line, err.message)
-
-    monkeypatch.setattr(records, "_BLOCK_BYTES", 2048)
-    monkeypatch.setattr(records, "_workers", lambda: workers)
-    blocks = []
-    block = records._block
-    monkeypatch.setattr(records, "_block", lambda *a: blocks.append(1) or block(*a))
-    fast, reference = read(text(lines), True), read(text(lines), False)
-    assert len(blocks) > 100
-    if small_pages_from is not None:
-        assert mapped and _mapped(fast.positions) and _mapped(fast.tri_vertices)
-    for attr in ("positions", "normals", "uvs", "tri_shader", "tri_vertices", "tri_normals", "tri_uvs",
-                 "weight_vertex", "weight_joint", "weight_value"):
-        a, b = getattr(fast, attr), getattr(reference, attr)
-        assert np.array_equal(a.view(np.uint64) if a.dtype == np.float64 else a,
-                              b.view(np.uint64) if b.dtype == np.float64 else b), attr
-    # problems deep in a section (vertices; weights, whose quoted names hold
-    # spaces): the same outcome as line by line
+    k = line_of(lines, "vertices ")                 # lines[k + r]: vertex r, on line k + r + 1
     w = line_of(lines, "weights ")
-    vertex_cases = ((2500, "1 2 nan 4"), (1700, "# a comment is fine"), (2999, "7 7 7"), (40, ""),
-                    (1200, f"{1200}\t0.5\t0.25 \r 1"), (900, f"{900} 0.5\x01 0.25 1"))
-    weight_cases = ((2200, '2200 2200 0 "J  0" 1.0'), (1500, '1500 1500 1 "J 1 "x" 1.0'),
-                    (2600, '2600 2600 1 J_1 1.0'), (300, '300 300 0 "J 0"  1.0'),
-                    (2999, '2999 2999 1 "J 1" 1.0 2.0'), (1000, '1000 1000 1 "" 1.0'))
-    for first, cases, attrs in ((k, vertex_cases, ("positions",)),
-                                (w, weight_cases, ("weight_vertex", "weight_joint", "weight_value"))):
-        for bad_row, bad in cases:
-            broken = list(lines)
-            broken[first + bad_row] = bad
-            got, want = read(text(broken), True), read(text(broken), False)
-            if isinstance(want, tuple):
-                assert got == want, bad
-            else:
-                for attr in attrs:
-                    assert np.array_equal(getattr(got, attr), getattr(want, attr)), (bad, attr)
+    xyz = np.column_stack([rng.normal(size=n), rng.normal(size=n) * 1e-5, rng.integers(-9, 9, n)])
+    for r in range(n):                               # awkward numbers, so blocks differ in size
+        lines[k + r] = f"{r} {xyz[r, 0]!r} {xyz[r, 1]!r} {int(xyz[r, 2])}"
+    m = read_ram_text(text(lines), "h.ram")
+    assert len(text(lines)) > 4 << 20
+    assert m.positions.view(np.uint64).tolist() == xyz.view(np.uint64).tolist()
+    weight_vertex = m.weight_vertex.copy()
+
+    # awkward but valid
+    spaced = list(lines)
+    spaced[k + 41_200] = "41200\t0.5\t0.25 \r 1"
+    spaced[w + 52_300] = '52300 52300 0 "J 0"  1.0'
+    got = read_ram_text(text(spaced), "h.ram")
+    assert got.positions[41_200].tolist() == [0.5, 0.25, 1.0]
+    assert np.array_equal(np.delete(got.positions, 41_200, axis=0), np.delete(xyz, 41_200, axis=0))
+    assert np.array_equal(got.weight_vertex, weight_vertex)
+    warnings: list = []
+    renamed = list(lines)
+    renamed[w + 52_200] = '52200 52200 0 "J  0" 1.0'
+    renamed[w + 1_000] = '1000 1000 1 "" 1.0'
+    got = read_ram_text(text(renamed), "h.ram", warnings)
+    assert np.array_equal(got.weight_vertex, weight_vertex)
+    assert len(warnings) == 2 and all("but the skeleton calls it" in x for x in warnings), warnings
+    assert f"h.ram:{w + 1_001}:" in warnings[0] and f"h.ram:{w + 52_201}:" in warnings[1]
+
+    # bad: (section start, row, line, where it is reported, what it says)
+    after_vertices = line_of(lines, "normals ")
+    cases = [(k, 50_500, "1 2 nan 4", 0, "nan and inf are not allowed"),
+             (k, 45_000, "# a comment takes a record's place", after_vertices,
+              f"vertices: expected {n} records, found {n - 1} before line {after_vertices}"),
+             (k, 59_999, "7 7 7", 0, "expected 4 fields (ID X Y Z), found 3"),
+             (k, 33_000, "", after_vertices, f"expected {n} records, found {n - 1}"),
+             (k, 39_000, "39000 0.5\x01 0.25 1", 0, "expected a number, found '0.5\\x01'"),
+             (w, 51_500, '51500 51500 1 "J 1 "x" 1.0', 0, "unterminated quoted name"),
+             (w, 56_000, "56000 56000 1 J_1 1.0", 0, "expected a quoted name, found 'J_1'"),
+             (w, 59_999, '59999 59999 1 "J 1" 1.0 2.0', 0, "expected 5 fields"),
+             (w, 44_444, '44444 44444 1 "J 1" -1.0', 0, "is negative")]
+    for first, row, bad, where, fragment in cases:
+        broken = list(lines)
+        broken[first + row] = bad
+        err = ram_error(text(broken))
+        assert err.line == (where or first + row + 1), (bad, str(err))
+        assert fragment in err.message, (bad, str(err))

@@ -187,12 +187,16 @@ def test_axis_options_are_blenders_axis_conversion(bpy):
             assert np.allclose(axis_matrix(f, u), want), (f, u)
 
 
-@pytest.mark.parametrize("kw", [{}, {"axis_forward": "Y", "axis_up": "Z", "global_scale": 2.0},
-                                {"axis_forward": "X", "axis_up": "-Z", "global_scale": 0.25}],
+@pytest.mark.parametrize("kw", [{}, {"manual_orientation": True, "axis_forward": "Y", "axis_up": "Z",
+                                     "global_scale": 2.0},
+                                {"manual_orientation": True, "axis_forward": "X", "axis_up": "-Z",
+                                 "global_scale": 0.25}],
                          ids=["default", "y-z-double", "x-negz-quarter"])
 def test_operator_axes_map_file_points(bpy, kw):
-    """Default: a file point (x, y, z) lands at (x, z, y); other Forward/Up
-    options: Blender's axis_conversion applied after the file's z is flipped."""
+    """Default (a cube: nothing says up but the convention): a file point
+    (x, y, z) lands at (x, z, y); with Manual Orientation, the Forward/Up
+    options: Blender's axis_conversion applied after the file's z is
+    flipped."""
     from bpy_extras.io_utils import axis_conversion
 
     path = X / "assimp" / "test_cube_text.x"
@@ -275,17 +279,20 @@ def _check_every_set(bpy, path, baked):
 @pytest.mark.parametrize("path,kw,baked", [
     (X / "directx-sdk" / "tiny_4anim.x", {"bake": True}, True),
     (X / "assimp" / "Testwuson.X", {"rest_from": "DEFAULT", "global_scale": 0.1, "bone_direction": "FILE"}, True),
-    (X / "assimp" / "BCN_Epileptic.X", {"every_joint_bone": True, "axis_forward": "Y", "axis_up": "Z",
-                                        "bake": False}, False),
+    (X / "assimp" / "BCN_Epileptic.X", {"every_joint_bone": True, "manual_orientation": True, "axis_forward": "Y",
+                                        "axis_up": "Z", "bake": False}, False),
 ], ids=["tiny-baked", "wuson-default-rest", "bcn-every-joint-axes"])
 def test_options_still_match_core(bpy, path, kw, baked):
     from bpy_extras.io_utils import axis_conversion
 
     assert bpy.ops.import_scene.xfile(filepath=str(path), **kw) == {"FINISHED"}
     arm, meshes = imported(bpy)
-    C = np.array(axis_conversion(from_forward=kw.get("axis_forward", "-Z"),
-                                 from_up=kw.get("axis_up", "Y")).to_3x3()) @ np.diag([1.0, 1.0, -1.0])
-    axes = ext("scene").AxisConversion(C, kw.get("global_scale", 1.0))
+    if kw.get("manual_orientation"):
+        C = np.array(axis_conversion(from_forward=kw["axis_forward"],
+                                     from_up=kw["axis_up"]).to_3x3()) @ np.diag([1.0, 1.0, -1.0])
+        axes = ext("scene").AxisConversion(C, kw.get("global_scale", 1.0))
+    else:       # up decided from the file's data, as the reader decides it on a fresh parse
+        axes = ext("scene.orientation").AutoAxes(scale=kw.get("global_scale", 1.0), mirror_z=True)
     ref = reference("xfile", [path], axes)
     xf = read_xfile(path)
     md = ext("operators.metadata")
@@ -323,7 +330,7 @@ def test_default_pose_shows_the_frame_matrices(bpy, path):
     aw = np.array(arm.matrix_world)
     for name, b in binds.items():
         got = aw @ np.array(arm.data.bones[name].matrix_local)
-        want = _conj(XZY, b)
+        want = _conj(ref.source.axes.C, b)      # the axes decided from the file (tiny: Z up)
         scale = np.cbrt(np.linalg.det(want[:3, :3]))
         # the rest is the bind rotation, or it turned 90 degrees about X
         # (bones pointing back along their parent: Blender's roll precision)

@@ -97,6 +97,24 @@ def test_quirky_text():
     assert "skipped 1 unknown 'Unknown2' object(s)" in xf.warnings
 
 
+def test_known_templates_are_notes_and_unknown_ones_warnings():
+    """Objects of a template the file declares, or of one DirectX defines
+    that holds nothing to import (KeyValuePair, EffectInstance, the Content
+    Tools' FrameCamera...), are skipped with a note (the console); objects
+    of a template nobody declared are a warning."""
+    data = (b"xof 0303txt 0032\n"
+            b"template Custom { <11111111-2222-3333-4444-555555555555> DWORD n; }\n"
+            b"Custom c1 { 1; }\nCustom c2 { 2; }\n"
+            b"KeyValuePair { \"key\"; \"value\"; }\n"
+            b"Stranger { 3; }\n"
+            b"Frame f { FrameCamera { 1; } }\n")
+    xf = read_xfile_bytes(data, "templates.x")
+    assert list(xf.warnings) == ["skipped 1 unknown 'Stranger' object(s)"]
+    notes = xf.warnings.notes
+    for ident, count in (("Custom", 2), ("KeyValuePair", 1), ("FrameCamera", 1)):
+        assert f"skipped {count} '{ident}' object(s) (nothing in them is imported)" in notes, notes
+
+
 def test_quirky_text_survives_all_formats():
     xf = read_xfile_bytes(QUIRKY)
     for storage in ("text", "binary", "text_compressed", "binary_compressed"):
@@ -267,7 +285,7 @@ def _spellings(seed: int, n: int) -> list[str]:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_text_numbers_are_read_as_float_reads_them(seed):
-    # The tokenizer converts plain decimals with numpy (text_numbers); the
+    # The tokenizer converts decimals with numpy (numparse); the
     # result must be float()'s, bit for bit (-0.0 included), in any layout.
     from legacy_skin_io.io.xfile.text_tokens import TextTokens
     words = _spellings(seed, 3000)

@@ -53,7 +53,7 @@ def main() -> int:
     REPORTS.mkdir(parents=True, exist_ok=True)
     samples = [
         ("humanoid", [str(rite / "humanoid.ram"), str(rite / "walk.raa"), "--dominant", str(rite / "wave.raa")]),
-        ("tiny_4anim", [str(SAMPLES / "x" / "tiny_4anim.x"), "--forward=Y", "--up=-Z"]),   # authored Z-up
+        ("tiny_4anim", [str(SAMPLES / "x" / "tiny_4anim.x")]),     # authored Z-up: stood up automatically
     ]
     reports = []
     for name, files in samples:

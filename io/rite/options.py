@@ -1,11 +1,16 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""RiTE's own options (see ``io.formats``): how mergeable animations mix."""
-from ..options import Option
+"""RiTE's own options (see ``io.formats``): the shared orientation switch,
+on by default: RiTE files are Y-up by their contract (Maya), so the
+Forward/Up options apply unless the user asks for the automatic choice;
+and how mergeable animations mix."""
+from dataclasses import replace
+
+from ..options import MANUAL_ORIENTATION, Option
 
 #: RiTE clips play with the Animator's own interpolation: key every frame.
 IMPORT_DEFAULTS = {"bake": True}
 
-IMPORT_OPTIONS: tuple = ()
+IMPORT_OPTIONS: tuple = (replace(MANUAL_ORIENTATION, default=True),)
 ANIM_IMPORT_OPTIONS: tuple = (
     Option("mix", "Mergeable Mix",
            "How mergeable animations combine on the joints they share (the layer stack's mix; dominant "

@@ -29,8 +29,7 @@ SECTIONS = {
     "vertices": RecordSpec("vertices", "ifff", "ID X Y Z"),
     "normals": RecordSpec("normals", "ifff", "ID X Y Z"),
     "uvs": RecordSpec("uvs", "iff", "ID U V"),
-    "triangles": RecordSpec("triangles", "idiiiiiiiii", "ID SHADER V0 V1 V2 N0 N1 N2 T0 T1 T2",
-                            groups=((2, 5), (5, 8), (8, 11))),
+    "triangles": RecordSpec("triangles", "idiiiiiiiii", "ID SHADER V0 V1 V2 N0 N1 N2 T0 T1 T2"),
     "weights": RecordSpec("weights", "iiinf", 'ID VERTEX JOINT "JOINT_NAME" W'),
 }
 KEYWORDS = frozenset(("joints", "mesh", *SECTIONS, *JOINT_LINES))
@@ -301,6 +300,7 @@ def _check_weight_names(sink, w, joints, jidx, wids) -> None:
     if not bad.size:
         return
     seen: dict = {}
+    named = w.col(2)
     for r in bad.tolist():
         key = (int(jidx[r]), w.name(r))
         if key in seen:
@@ -313,7 +313,7 @@ def _check_weight_names(sink, w, joints, jidx, wids) -> None:
         if key is None:
             continue
         extra = f" (and {more} more weights like it)" if more else ""
-        sink.warn(w.line(r), f"weight {int(wids[r])}: joint {int(w.col(2)[r])} is named {key[1]!r} "
+        sink.warn(w.line(r), f"weight {int(wids[r])}: joint {int(named[r])} is named {key[1]!r} "
                              f"but the skeleton calls it {joints[key[0]].name!r}{extra}")
     if None in seen:
         sink.warn(None, f"{seen[None][1] + 1} more weights name their joint differently from the skeleton")

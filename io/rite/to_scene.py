@@ -10,6 +10,7 @@ import numpy as np
 
 from ...core import quat, sampling
 from ...scene import AxisConversion, Clip, Material, Mesh, Scene, SceneError, Skeleton, Skin, Source
+from ...scene.orientation import AutoAxes, read_oriented
 from ..errors import FormatError, Warnings
 from .model import RaaAnimation, RamModel
 from .runtime import RiteClip, rite_local
@@ -229,8 +230,11 @@ def key_signs(clip: Clip, skeleton: Skeleton) -> dict[str, list[list[int]]]:
     return out
 
 
-def read_scene(paths, *, axes: AxisConversion | None = None, warnings: list[str] | None = None) -> Scene:
-    """A .ram and any number of .raa files as one scene (a clip per .raa)."""
+def read_scene(paths, *, axes: AxisConversion | AutoAxes | None = None,
+               warnings: list[str] | None = None) -> Scene:
+    """A .ram and any number of .raa files as one scene (a clip per .raa).
+    ``axes``: None for RiTE's Y-up, or :class:`AutoAxes` to decide from the
+    model's data (the .raa files follow the model's axes)."""
     from .ram_reader import read_ram
 
     warnings = warnings if warnings is not None else Warnings()
@@ -239,8 +243,9 @@ def read_scene(paths, *, axes: AxisConversion | None = None, warnings: list[str]
     if len(models) != 1:        # named: the first file given, or the second model
         raise FormatError(f"give exactly one .ram model (got {len(models)})",
                           path=models[1] if len(models) > 1 else paths[0] if paths else None)
-    scene = scene_from_ram(read_ram(models[0], warnings=warnings), path=models[0], axes=axes,
-                           warnings=warnings)
+    ram = read_ram(models[0], warnings=warnings)
+    scene = read_oriented(axes or default_axes(),
+                          lambda conv, sink: scene_from_ram(ram, path=models[0], axes=conv, warnings=sink), warnings)
     scene.clips = read_clips(scene.skeleton, scene.source.axes, [p for p in paths if p not in models],
                              warnings=warnings)
     return scene

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..atomic import write_atomic
 from ..errors import FormatError
-from ..numtext import Strings, format_rows
+from ..numtext import format_rows
 from .lexer import FLOAT_LIMIT, MAX_FRAMES, MAX_JOINTS, MAX_NAME_LENGTH, MAX_TRACKS, MIN_QUATERNION_LENGTH
 from .model import RaaAnimation, RamModel
 
@@ -102,7 +102,7 @@ def _ram_chunks(m: RamModel, path, validated: bool = False, errors: str = "stric
     nw = len(m.weight_value)
     wj = np.asarray(m.weight_joint, dtype=np.int64)
     # the joint's id and quoted name, both picked by the weight's joint: one string
-    joint = Strings([f"{int(i)} {_q(j.name)}" for i, j in zip(ids, m.joints)], wj, errors)
+    joint = ([f"{int(i)} {_q(j.name)}".encode("utf-8", errors) for i, j in zip(ids, m.joints)], wj)
     yield b"weights %d\n" % nw
     yield from format_rows([range(nw), np.asarray(m.weight_vertex, dtype=np.int64), joint,
                             np.asarray(m.weight_value, dtype=np.float64)])

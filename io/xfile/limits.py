@@ -39,3 +39,11 @@ MAX_NAME_LENGTH = 1024      # characters of a name or string (Windows paths: < 2
 MAX_WARNINGS = 1000
 # Known objects whose content we do not need: skipped without a warning.
 IGNORED = {"Header", "VertexDuplicationIndices", "MeshFaceWraps", "ObjectMatrixComment"}
+# Templates of DirectX (D3DX's own, the DirectX Content Tools') that hold
+# nothing an import uses (effects, progressive-mesh data, patches, user
+# key/value pairs, camera and mesh-name annotations): skipped with a note, as
+# are objects of any template the file declares itself; other unknown objects
+# are a warning.
+UNUSED_TEMPLATES = {"KeyValuePair", "EffectInstance", "EffectParamFloats", "EffectParamString",
+                    "EffectParamDWord", "FrameCamera", "FrameMeshName", "PMInfo", "PMAttributeRange",
+                    "PMVSplitRecord", "Patch", "PatchMesh", "PatchMesh9", "CompressedAnimationSet"}

@@ -61,16 +61,13 @@ class ObjectReader:
         self.xf = xfile
         self.is_text = is_text
         self.unknown: Counter[str] = Counter()   # unknown object name -> count (one warning each)
+        self.declared: set[str] = set()          # the templates the file declares
         self.strays: Counter[str] = Counter()    # object -> value tokens found where objects go
         self.depth = 0
         self.objects = 0
-        self.suppressed = 0
 
     def warn(self, message: str) -> None:
-        if len(self.xf.warnings) < limits.MAX_WARNINGS:
-            self.xf.warnings.append(message)
-        else:
-            self.suppressed += 1
+        self.xf.warnings.append(message)      # the channel keeps MAX_WARNINGS and counts the rest
 
     def count(self, what: str, mark, n: int = 1) -> None:
         """Account for ``n`` more objects built from the file (limits.MAX_OBJECTS)."""
@@ -175,7 +172,7 @@ class ObjectReader:
     def skip_template(self) -> None:
         t = self.t
         if t.kind() == NAME:
-            t.advance()
+            self.declared.add(t.word())
         t.expect(OPEN, "template")
         t.skip_block()
 

@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """DirectX's own options (see ``io.formats``): each one reaches the
-operators, the command line and ``convert`` from here."""
-from ..options import Option
+operators, the command line and ``convert`` from here.
+
+Up is decided from the file's data by default (``MANUAL_ORIENTATION`` off):
+.X files come Y-up (DirectX's habit) or Z-up (3ds Max exporters) and say
+nothing about it."""
+from ..options import MANUAL_ORIENTATION, Option
 
 #: D3DX interpolates rotation keys by slerp, Blender's quaternion F-curves
 #: per component (1.1e-4 of the model size apart on tiny_4anim.x between
@@ -25,7 +29,7 @@ TICKS_PER_SECOND = Option(
     0.0, min=0.0, max=1e9, panel="Animation")
 
 #: ``read_scene``'s options (model import, ``import``/``verify``, ``convert``'s input)
-IMPORT_OPTIONS = (TIME_BASE, TICKS_PER_SECOND)
+IMPORT_OPTIONS = (MANUAL_ORIENTATION, TIME_BASE, TICKS_PER_SECOND)
 #: ``read_clips``'s options (animations onto an existing armature)
 ANIM_IMPORT_OPTIONS = (TIME_BASE, TICKS_PER_SECOND)
 

@@ -9,6 +9,7 @@ hostile file may make the parser build is bounded by :mod:`.limits`.
 """
 from __future__ import annotations
 
+from ..errors import note
 from . import limits
 from .anim_templates import AnimationTemplates
 from .key_tables import KeyTables
@@ -47,11 +48,12 @@ class Parser(MeshTemplates, AnimationTemplates):
         self.check_keys()
         self.resolve(top_frames)
         for ident, count in sorted(self.unknown.items()):
-            self.warn(f"skipped {count} unknown '{ident}' object(s)")
+            if ident in self.declared or ident in limits.UNUSED_TEMPLATES:   # known, nothing to import
+                note(self.xf.warnings, f"skipped {count} '{ident}' object(s) (nothing in them is imported)")
+            else:
+                self.warn(f"skipped {count} unknown '{ident}' object(s)")
         for what, count in sorted(self.strays.items()):
             self.warn(f"{what}: ignored {count} unexpected value token(s)")
-        if self.suppressed:
-            self.xf.warnings.append(f"... and {self.suppressed} more warning(s)")
         return self.xf
 
     def objects_at_top(self, top_frames: list[XFrame]) -> None:

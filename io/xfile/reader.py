@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import re
 
-from ..errors import FormatError
-from . import mszip
+from ..errors import FormatError, Warnings
+from . import limits, mszip
 from .binary_tokens import BinaryTokens
 from .model import XFile
 from .parser import Parser
@@ -48,7 +48,7 @@ def read_xfile(path: str | os.PathLike) -> XFile:
 
 def _read(data: bytes, path) -> XFile:
     version, storage, float_size = parse_header(data, path)
-    warnings: list[str] = []
+    warnings = Warnings(limit=limits.MAX_WARNINGS)
     if version not in ("0302", "0303"):
         warnings.append(f"unusual .X version {version}; read as 0303")
     if storage == "txt":

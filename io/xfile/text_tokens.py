@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Tokenizer for text .X data: boundaries and numbers found with numpy.
 
-``text_scan`` finds every token's offsets and ``text_numbers`` converts the
-plain decimal ones, both without a Python step per token; Python only looks at
-the tokens the parser reads one by one (names, braces, counts). Runs of numbers
-are sliced out of the converted values; a run holding a token ``text_numbers``
-leaves to Python ("1e-5", "1.#QNAN0", ...) is converted from its text, with the
-same result and the same errors as a token-by-token reader.
+``text_scan`` finds every token's offsets and ``numparse.parse_decimals``
+converts the decimal ones, both without a Python step per token; Python only
+looks at the tokens the parser reads one by one (names, braces, counts). Runs
+of numbers are sliced out of the converted values; a run holding a token
+``parse_decimals`` leaves to Python ("1.#QNAN0", "1_0", ...) is converted from
+its text, with the same result and the same errors as a token-by-token reader.
 """
 from __future__ import annotations
 
@@ -15,15 +15,15 @@ from functools import cached_property
 
 import numpy as np
 
+from ..numparse import PAD, parse_decimals
 from . import text_scan
-from .text_numbers import PAD, parse_decimals
 from .tokens import CLOSE, EOF, GUID, NAME, NUM, OPEN, STRING, TokenStream, decode_name
 
 # Token kinds, one byte per token, from the code of its first character
 # (text_scan): the bytes of the characters, so that braces can be found with
 # bytes.find.
 _KIND_TABLE = bytearray(b"a" * 256)
-for _c in range(0x80):  # digits, '.', '+', '-'
+for _c in range(text_scan.OTHER):  # digits, '.', '+', '-'
     _KIND_TABLE[_c] = ord("0")
 for _c, _k in ((text_scan.OPEN, "{"), (text_scan.CLOSE, "}"), (text_scan.STRING, '"'),
                (text_scan.GUID, "<")):
@@ -33,6 +33,7 @@ _KIND_OF: list = [None] * 256
 _KIND_OF[ord("a")], _KIND_OF[ord("0")] = NAME, NUM
 _KIND_OF[ord("{")], _KIND_OF[ord("}")] = OPEN, CLOSE
 _KIND_OF[ord('"')], _KIND_OF[ord("<")] = STRING, GUID
+_INT_RANGE = 2 ** 62  # integers as check_integral takes them
 _MSVC_SPECIAL = re.compile(r"^([-+]?)1\.#(QNAN|SNAN|IND|INF)", re.IGNORECASE)
 
 
@@ -57,8 +58,8 @@ class TextTokens(TokenStream):
         self.where_note = where_note
         self.data = data
         starts, ends, codes = text_scan.scan(data, start)
-        firsts = codes[PAD:][starts]  # the code of each token's first character
-        values, exact = parse_decimals(codes, starts, ends, firsts)
+        firsts = codes[PAD + starts]  # the code of each token's first character
+        values, exact = parse_decimals(codes, starts + PAD, ends + PAD)
         del codes
         self.starts = starts
         self.ends = ends
@@ -153,7 +154,7 @@ class TextTokens(TokenStream):
         return self.n - self.i
 
     def _exact(self, n: int) -> bool:
-        """Are the next n tokens all numbers converted by ``text_numbers``?"""
+        """Are the next n tokens all numbers converted by ``parse_decimals``?"""
         return self.exact.find(0, self.i, self.i + n) < 0
 
     def number_block(self) -> np.ndarray | None:
@@ -190,7 +191,7 @@ class TextTokens(TokenStream):
         i = self.i
         if i < self.n and self.exact[i]:
             value = self.values[i]
-            if value.is_integer():
+            if value.is_integer() and abs(value) < _INT_RANGE:
                 self.i = i + 1
                 return int(value)
         return int(self.read_ints(1, what)[0])
@@ -221,13 +222,13 @@ class TextTokens(TokenStream):
         values = self.values[self.i:self.i + n]
         if n <= 16:  # (a face, a header: cheaper in Python)
             floats = values.tolist()
-            ints = [int(v) for v in floats]  # exact numbers are below 2**53
-            if ints != floats:
+            ints = [int(v) for v in floats]  # (converted numbers are finite)
+            if ints != floats or max(ints) >= _INT_RANGE or min(ints) <= -_INT_RANGE:
                 return None
             arr = np.array(ints, dtype=np.int64)
         else:
-            arr = values.astype(np.int64)
-            if not np.array_equal(arr, values):
+            arr = self.check_integral(values)
+            if arr is None:
                 return None
         self.i += n
         return arr

@@ -9,10 +9,11 @@ import numpy as np
 
 from ...core import quat, rig, sampling
 from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
+from ...scene.orientation import AutoAxes, read_oriented
 from ...scene.validate import singular
-from ..errors import FormatError, Warnings
+from ..errors import FormatError, Warnings, group
 from . import facing
-from .conventions import FORMAT, col, default_axes, rotation_from_key, shown_alpha
+from .conventions import FORMAT, col, rotation_from_key, shown_alpha
 from .model import XAnimationSet, XFile, XMaterial, XMesh
 from .time_base import AUTO, TimeBase, choose
 
@@ -22,9 +23,10 @@ FLATTENED = 1e-5
 
 
 class _Reader:
-    def __init__(self, xf: XFile, axes: AxisConversion, path: str, warnings: list[str], time_base: TimeBase):
+    def __init__(self, xf: XFile, axes: AxisConversion, path: str, warnings: list[str],
+                 time_base: TimeBase | None = None):
         self.xf = xf
-        self.time_base = time_base
+        self.time_base = time_base if time_base is not None else choose(xf, path=path)   # default: automatic
         self.axes = axes
         self.path = path
         self.warnings = warnings
@@ -62,7 +64,7 @@ class _Reader:
             n = f.name or f"frame{i}"
             if n in seen:
                 n = f"{n}.{i}"
-                self.warnings.append(f"duplicate frame name {f.name!r}: renamed {n!r}")
+                group(self.warnings, "frames of the same name, renamed", f"{f.name!r} -> {n!r}")
             seen.add(n)
             names.append(n)
         local = self.axes.matrices(col(np.array([f.matrix for f in frames]).reshape(-1, 4, 4)))
@@ -182,8 +184,8 @@ class _Reader:
         for sw in m.skin_weights:
             j = by_name.get(sw.frame_name)
             if j is None:
-                self.warnings.append(f"mesh {name!r}: SkinWeights name a missing frame {sw.frame_name!r}; "
-                                     f"its weights are ignored")
+                group(self.warnings, "SkinWeights name frames the file does not have, their weights are ignored",
+                      f"{sw.frame_name!r} (mesh {name!r})")
                 continue
             off = self.axes.matrices(col(sw.matrix_offset))
             try:
@@ -191,12 +193,9 @@ class _Reader:
             except np.linalg.LinAlgError:
                 raise FormatError(f"mesh {name!r}: SkinWeights {sw.frame_name!r}: matrixOffset is singular",
                                   path=self.path) from None
-            if not sk.has_bind[j]:
+            if not sk.has_bind[j]:      # another mesh may bind it differently: each mesh keeps its offsets
                 sk.bind[j] = b
                 sk.has_bind[j] = True
-            else:
-                spread = float(np.abs(sk.bind[j] - b).max())
-                self._spread[j] = max(self._spread.get(j, 0.0), spread)
             offs[j] = off
             vs.append(np.asarray(sw.vertex_indices, dtype=np.int64))
             js.append(np.full(len(sw.vertex_indices), j, dtype=np.int64))
@@ -240,16 +239,25 @@ class _Reader:
             self.warnings.append(f"{len(loose)} frame(s) with a matrix that flattens space, placing no mesh: "
                                  f"{names}; imported with the flattened axis scaled by {FLATTENED:g} instead of 0")
 
+    def by_name(self) -> dict[str, int]:
+        """Frame name -> joint (the first frame of a name)."""
+        out: dict[str, int] = {}
+        for i, f in enumerate(self.frames):
+            if f.name is not None:
+                out.setdefault(f.name, i)
+        return out
+
+    def placed(self) -> list[tuple[XMesh, int]]:
+        """Every mesh with the joint of the frame holding it (-1: top level)."""
+        return [(m, -1) for m in self.xf.meshes] + [(m, i) for i, f in enumerate(self.frames) for m in f.meshes]
+
     def scene(self, name: str) -> Scene:
         sk = self.skeleton()
-        self._spread: dict[int, float] = {}
         by_name: dict[str, int] = {}
         world = None
-        placed = [(m, -1) for m in self.xf.meshes] + [(m, i) for i, f in enumerate(self.frames) for m in f.meshes]
+        placed = self.placed()
         if sk is not None:
-            for i, f in enumerate(self.frames):
-                if f.name is not None:
-                    by_name.setdefault(f.name, i)
+            by_name = self.by_name()
             self._loosen_singular(sk, placed, by_name)
             world = sk.world()
         meshes: list[Mesh] = []
@@ -268,13 +276,34 @@ class _Reader:
         clips = []
         if sk is not None:
             rig.resolve_binds(sk.parents, sk.order, sk.local, world, sk.bind)
-            size = _size_hint(meshes, world)
-            bad = [j for j, d in self._spread.items() if d > 1e-5 * size]
-            if bad:
-                self.warnings.append(f"{len(bad)} frame(s) have different bind poses in different meshes "
-                                     f"(first: {sk.names[bad[0]]!r}); the first mesh's is used")
             clips = [self.clip(s, i, sk, by_name) for i, s in enumerate(self.xf.animation_sets)]
         return Scene(name, sk, meshes, self.materials, clips, Source(FORMAT, self.path, self.axes))
+
+    def probe(self, name: str) -> Scene:
+        """What the automatic up axis looks at (:func:`...scene.orientation.detect`),
+        without the cost of a whole scene: the skeleton, each mesh's
+        positions, frame and skin (no faces, normals, UVs or materials), and
+        the frames each AnimationSet animates (no keys)."""
+        sk = self.skeleton()
+        by_name = self.by_name() if sk is not None else {}
+        world = sk.world() if sk is not None else None
+        empty = np.zeros(0, dtype=np.int64)
+        meshes = []
+        for m, f in self.placed():
+            mesh = Mesh(m.name or name, self.axes.points(m.positions), empty, empty, parent=f)
+            if m.skin_weights and sk is not None:
+                mesh.skin = self._skin(m, mesh.name, sk, by_name, world, f)
+            meshes.append(mesh)
+        clips = []
+        for aset in self.xf.animation_sets if sk is not None else ():
+            animated = np.zeros(len(sk), dtype=bool)
+            for a in aset.animations:
+                j = by_name.get(a.frame_name) if a.frame_name is not None else None
+                if j is not None and any(len(k.times) for k in a.keys):
+                    animated[j] = True
+            clips.append(Clip(aset.name or "", sampling.Channels.empty(4), sampling.Channels.empty(3),
+                              sampling.Channels.empty(3), animated))
+        return Scene(name, sk, meshes, [], clips, Source(FORMAT, self.path, self.axes))
 
     def clip(self, aset: XAnimationSet, i: int, sk: Skeleton, by_name: dict[str, int]) -> Clip:
         name = aset.name or f"AnimationSet{i}"
@@ -290,7 +319,8 @@ class _Reader:
                 missing.append(str(a.frame_name))
                 continue
             if j in claimed:
-                self.warnings.append(f"{name}: several Animations target frame {a.frame_name!r}; the last wins")
+                group(self.warnings, "frames animated by several Animations of one set, the last wins",
+                      f"{a.frame_name!r} ({name})")
             claimed.add(j)
             keys = {k.key_type: k for k in a.keys if len(k.times)}
             if not keys:
@@ -299,8 +329,8 @@ class _Reader:
             mat = keys.get(4) or keys.get(3)
             if mat is not None:
                 if any(t in keys for t in (0, 1, 2)):
-                    self.warnings.append(f"{name}: frame {a.frame_name!r} has matrix and separate keys; "
-                                         f"the matrix keys are used")
+                    group(self.warnings, "frames with both matrix and separate keys, the matrix keys are used",
+                          f"{a.frame_name!r} ({name})")
                 m = col(np.asarray(mat.values, dtype=np.float64).reshape(-1, 4, 4))
                 t, r, s = sampling.decompose_trs(m)
                 times = np.asarray(mat.times, dtype=np.float64)
@@ -319,9 +349,8 @@ class _Reader:
                 times = np.asarray(k.times, dtype=np.float64)
                 _put(tracks[c], j, times, v)
                 lo, hi = min(lo, times.min()), max(hi, times.max())
-        if missing:
-            self.warnings.append(f"{name}: {len(missing)} Animation(s) name missing frames, skipped: "
-                                 f"{', '.join(missing[:8])}")
+        for frame in missing:
+            group(self.warnings, "Animations name frames the file does not have, skipped", f"{frame!r} ({name})")
 
         def channels(c, width):
             targets, times, values = tracks[c]
@@ -350,34 +379,29 @@ def _put(track, j: int, times: np.ndarray, values: np.ndarray) -> None:
     vs.append(values)
 
 
-def _size_hint(meshes: list[Mesh], world: np.ndarray) -> float:
-    pts = [m.positions for m in meshes if len(m.positions)]
-    if not pts:
-        pts = [world[:, :3, 3]] if len(world) else []
-    if not pts:
-        return 1.0
-    p = np.concatenate(pts)
-    return float(np.linalg.norm(p.max(0) - p.min(0))) or 1.0
-
-
-def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | None = None,
+def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | AutoAxes | None = None,
                      warnings: list[str] | None = None, time_base: str = AUTO,
                      ticks_per_second: float = 0.0) -> Scene:
-    """A parsed .X file as a scene in Blender space (see the module doc),
-    its keys read with the time base ``time_base`` / ``ticks_per_second``
-    choose (:func:`.time_base.choose`): each clip's ``ticks_per_second``
-    (None: one tick per frame) and ``extras`` say which."""
+    """A parsed .X file as a scene in Blender space (see the module doc).
+    ``axes``: a conversion, or :class:`AutoAxes` (None: automatic, unscaled)
+    to decide up from the file's data. Its keys are read with the time base
+    ``time_base`` / ``ticks_per_second`` choose (:func:`.time_base.choose`):
+    each clip's ``ticks_per_second`` (None: one tick per frame) and
+    ``extras`` say which."""
     warnings = warnings if warnings is not None else Warnings()
     warnings.extend(xf.warnings)
     name = Path(path).stem if path else "xfile"
     tb = choose(xf, time_base, ticks_per_second, path=str(path))
-    return _Reader(xf, axes or default_axes(), str(path), warnings, tb).scene(name)
+    return read_oriented(axes if axes is not None else AutoAxes(mirror_z=True),
+                         lambda conv, sink: _Reader(xf, conv, str(path), sink, tb).scene(name),
+                         warnings, probe=lambda conv: _Reader(xf, conv, str(path), Warnings(), tb).probe(name))
 
 
 
-def read_scene(paths, *, axes: AxisConversion | None = None, warnings: list[str] | None = None,
+def read_scene(paths, *, axes: AxisConversion | AutoAxes | None = None, warnings: list[str] | None = None,
                time_base: str = AUTO, ticks_per_second: float = 0.0) -> Scene:
-    """One .X file as a scene, its keys read with the time base the options
+    """One .X file as a scene. ``axes`` None or :class:`AutoAxes`: up decided
+    from the file's data. Its keys are read with the time base the options
     choose (``io/xfile/time_base.py``; default: automatic)."""
     from .reader import read_xfile
 

@@ -9,9 +9,10 @@ row and delete the NULs.
 
 * :func:`int_words`: ``%d``. Eight decimal digits per word with a few
   multiplications and shifts (SWAR), the leading zeros shifted out; a table
-  below 100;
+  below 100; a column holding 10**8 or more (no id or count the writers
+  write) through ``%d`` itself;
 * :func:`float_words`: ``repr``. The digits come from
-  :func:`float_digits.shortest`; the point, the sign, ``0.``-prefixes, the
+  :func:`.shortest.shortest`; the point, the sign, ``0.``-prefixes, the
   ``.0`` of whole numbers and the ``e±XX`` of the exponent form are placed
   with per-lane shifts and masks taken from tables indexed by the position
   of the decimal point (positional from ``1e-4`` to below ``1e16``, as
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .float_digits import shortest
+from .shortest import shortest
 
 _U = np.uint64
 _ZEROS = _U(0x3030303030303030)     # "00000000"
@@ -67,12 +68,6 @@ def _funnel(words: list, s8, n_words: int) -> list:
             part = carry if part is None else part | carry
         out.append(part if part is not None else np.zeros_like(s8))
     return out
-
-
-def _low_zero_bytes(x):
-    """Index of the lowest non-zero byte of each uint64 (-128 for 0)."""
-    low = x & (_U(0) - x)
-    return ((low.astype(np.float64).view(np.int64) >> 52) - 1023) >> 3
 
 
 def _itoa8(v):
@@ -123,10 +118,12 @@ def int_words(v: np.ndarray, end: int) -> list:
         neg = v < 0
         u = np.where(neg, _U(0) - u, u)                  # |v| (2**63 for the minimum)
     top = int(u.max()) if len(u) else 0
+    if top >= 10 ** 8:                                  # (ids and counts stay below; the rest: %d)
+        return string_words([b"%d" % x for x in v.tolist()], np.arange(len(v)), end)
     if top < 100:
         s = [_T2[u]]
         bits = _T2_BITS[u]
-    elif top < 10 ** 8:
+    else:
         s = [_itoa8(u)]
         x = s[0] ^ _ZEROS
         x |= _U(1 << 56)                                   # a zero keeps its last digit
@@ -134,8 +131,6 @@ def int_words(v: np.ndarray, end: int) -> list:
         lead = (((x.astype(np.float64).view(np.int64) >> 52) - 1023) & ~7).view(np.uint64)
         s[0] >>= lead                                      # leading zeros out
         bits = _U(64) - lead
-    else:
-        s, bits = _long_digits(u)
     if has_neg:
         sign = neg.view(np.uint8).astype(np.uint64) << _U(3)
         s = _funnel(s, sign, len(s) + 1)
@@ -148,34 +143,6 @@ def int_words(v: np.ndarray, end: int) -> list:
     for w, part in enumerate(_byte_at(end, bits, n_words)):
         s[w] |= part
     return s
-
-
-def _long_digits(u):
-    """(words, 8 * length) of the digits of uint64 values, some of them 10**8 or more."""
-    t = u // _U(10 ** 16)
-    rest = u - t * _U(10 ** 16)
-    hi = rest // _U(10 ** 8)
-    digits = [_itoa8(t), _itoa8(hi), _itoa8(rest - hi * _U(10 ** 8))]
-    last = (digits[2] ^ _ZEROS) | _U(1 << 56)            # a zero keeps its last digit
-    lead = _low_zero_bytes(last) + 16
-    for w in (1, 0):
-        x = digits[w] ^ _ZEROS
-        lead = np.where(x != _U(0), _low_zero_bytes(x) + 8 * w, lead)
-    return _down(digits, lead), ((24 - lead) << 3).view(np.uint64)
-
-
-def _down(words: list, nbytes) -> list:
-    """The string ``words`` moved down by ``nbytes`` bytes (per lane, less than 8 * len(words))."""
-    n = len(words)
-    padded = np.stack(words + [np.zeros_like(words[0])])
-    wo = nbytes >> 3
-    b8 = ((nbytes & 7) << 3).view(np.uint64)
-    out = []
-    for w in range(n):
-        a = np.take_along_axis(padded, np.minimum(wo + w, n)[None, :], axis=0)[0]
-        b = np.take_along_axis(padded, np.minimum(wo + w + 1, n)[None, :], axis=0)[0]
-        out.append((a >> b8) | (b << (_U(64) - b8)))
-    return out
 
 
 # -- floats -----------------------------------------------------------------------

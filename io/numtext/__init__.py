@@ -1,19 +1,27 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Text of tables of numbers, one line per row, vectorised with numpy.
+"""Text of tables of numbers, one line per row, vectorised with numpy:
+:func:`format_rows` is the one entry point.
+
+What it buys: the RAM writer's record sections (every vertex, normal, UV,
+triangle and weight) are formatted here, several times as fast as the same
+rows through ``%``-formatting (``bench/bench_rite_io.py``, byte for byte the
+same text). Through ``%`` (``repr`` per float, the standard library's exact
+shortest spelling), the RiTE export of the scene of
+``bench/bench_rite_blender.py`` no longer meets that benchmark's target (as
+fast as Blender's glTF exporter).
 
 :func:`format_rows` gives the bytes of ``("%d %r ... %s\\n" * n) % values``
 for columns of integers (``%d``), floats (``%r`` of float64: Python's
 ``repr``, the shortest decimal that reads back as the same double) and
-:class:`Strings` (``%s`` of strings picked from a small table), a block of
-rows at a time. Fields are separated by one blank; every row ends with
-``\\n``.
+strings picked from a small table (``%s``), a block of rows at a time. Fields
+are separated by one blank; every row ends with ``\\n``.
 
 Each field of a block is built as 64-bit words, one array per word position
-(:mod:`.field_words`): its text left-aligned, its separator, NUL padding. The
-block's words are laid out row by row and the NULs deleted
-(``bytes.translate``); a NUL inside a table string is carried through as a
-byte that no string of the table and no number uses. Tables of fewer than
-``_SMALL`` rows are formatted with ``%`` itself.
+(:mod:`.fields`; a float's digits from :mod:`.shortest`): its text
+left-aligned, its separator, NUL padding. The block's words are laid out row
+by row and the NULs deleted (``bytes.translate``); a NUL inside a table
+string is carried through as a byte that no string of the table and no number
+uses. Tables of fewer than ``_SMALL`` rows are formatted with ``%`` itself.
 """
 from __future__ import annotations
 
@@ -22,18 +30,18 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from .field_words import float_words, int_words, string_words
+from .fields import float_words, int_words, string_words
 
 _BLOCK_ROWS = 16384                 # rows per block: a column's arrays stay in the caches
 _SMALL = 512                        # below this many rows, Python's % is cheaper (fixed costs)
 _NUMBER_BYTES = b"0123456789.-+einfa \n"     # what numbers and separators are written with
 
 
-class Strings:
-    """A column of strings: row ``i`` is ``table[index[i]]`` (str, written as UTF-8 with ``errors``, or bytes)."""
+class _Strings:
+    """A column of strings: row ``i`` is ``table[index[i]]`` (bytes)."""
 
-    def __init__(self, table: Sequence, index, errors: str = "strict"):
-        self.table = [s.encode("utf-8", errors) if isinstance(s, str) else bytes(s) for s in table]
+    def __init__(self, table: Sequence[bytes], index):
+        self.table = [bytes(s) for s in table]
         self.index = np.asarray(index, dtype=np.intp)
 
     def __len__(self) -> int:
@@ -44,8 +52,9 @@ def format_rows(columns: Sequence, block_rows: int = _BLOCK_ROWS) -> Iterator[by
     """Yield the text of the rows of ``columns``, a block of rows at a time.
 
     Each column is an integer array (``uint64`` is written unsigned, others
-    as int64), a float array (as float64), a ``range`` or :class:`Strings`;
-    all have the same length.
+    as int64), a float array (as float64), a ``range``, or a pair ``(table,
+    index)`` of strings: row ``i`` is ``table[index[i]]`` (bytes); all have
+    the same length.
     """
     columns = [_column(c) for c in columns]
     n = len(columns[0]) if columns else 0
@@ -55,17 +64,16 @@ def format_rows(columns: Sequence, block_rows: int = _BLOCK_ROWS) -> Iterator[by
         if n:
             yield _small(columns, n)
         return
-    _prime_allocator()
     mark = _placeholder(columns)
     if mark is not None:
-        columns = [Strings([s.replace(b"\0", mark) for s in c.table], c.index) if isinstance(c, Strings) else c
+        columns = [_Strings([s.replace(b"\0", mark) for s in c.table], c.index) if isinstance(c, _Strings) else c
                    for c in columns]
     for a in range(0, n, block_rows):
         b = min(n, a + block_rows)
         fields = []
         for j, c in enumerate(columns):
             end = 10 if j == len(columns) - 1 else 32
-            if isinstance(c, Strings):
+            if isinstance(c, _Strings):
                 fields.append(string_words(c.table, c.index[a:b], end))
             elif isinstance(c, range):
                 fields.append(int_words(np.arange(c[a], c[a] + (b - a) * c.step, c.step, dtype=np.int64), end))
@@ -78,7 +86,9 @@ def format_rows(columns: Sequence, block_rows: int = _BLOCK_ROWS) -> Iterator[by
 
 
 def _column(c):
-    if isinstance(c, (Strings, range)):
+    if isinstance(c, tuple):
+        return _Strings(*c)
+    if isinstance(c, range):
         return c
     a = np.asarray(c)
     if a.ndim != 1:
@@ -96,7 +106,7 @@ def _small(columns, n: int) -> bytes:
     """A few rows with Python's % itself."""
     fmt, values = [], []
     for c in columns:
-        if isinstance(c, Strings):
+        if isinstance(c, _Strings):
             fmt.append("%s")
             values.append([c.table[i].decode("utf-8", "surrogateescape") for i in c.index.tolist()])
         else:
@@ -108,7 +118,7 @@ def _small(columns, n: int) -> bytes:
 
 def _placeholder(columns) -> bytes | None:
     """A byte to carry the NULs of table strings through, if they have any."""
-    tables = [c.table for c in columns if isinstance(c, Strings)]
+    tables = [c.table for c in columns if isinstance(c, _Strings)]
     if not any(b"\0" in s for t in tables for s in t):
         return None
     used = set(_NUMBER_BYTES).union(*(b"".join(t) for t in tables))
@@ -127,20 +137,3 @@ def _join(fields: list, m: int) -> bytes:
             rows[:, j] = w
             j += 1
     return rows.tobytes().translate(None, b"\0")
-
-
-_primed = False
-
-
-def _prime_allocator() -> None:
-    """Allocate and free one 16 MiB array, once per process.
-
-    glibc maps big allocations and unmaps them when freed; freeing one raises its
-    mmap threshold to that size (see mallopt(3)), so the many block-sized
-    temporaries here are then recycled from the heap instead of being mapped and
-    faulted in afresh each time. Other allocators are unaffected.
-    """
-    global _primed
-    if not _primed:
-        _primed = True
-        np.empty(16 << 20, dtype=np.uint8)
