@@ -1,18 +1,24 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The command line: ``python -m legacy_skin_io COMMAND ...`` (and
-``blender --command legacy_skin_io COMMAND ...``).
+"""The command line: python -m legacy_skin_io COMMAND ... (and, with the
+extension installed, blender --command legacy_skin_io COMMAND ...).
 
     convert INPUT... -o OUTPUT          any format to any format, numpy only (no Blender)
+    convert DIR -o OUTDIR --to EXT      every model file below DIR, with its animation files
     import  MODEL [ANIM...] -o OUT.blend
-    verify  MODEL [ANIM...] [--dominant ANIM ...]
+    verify  MODEL [ANIM...] [--dominant ANIM ...] [--frames] [--report DIR]
     export  IN.blend -o OUTPUT          format by OUTPUT's suffix
 
-Formats are recognised by suffix (or signature) through ``io.formats``.
-``verify`` imports into a new scene, then compares Blender's evaluated
-meshes with the core's evaluation of the original files (a fresh parse) at
-every frame, prints a table (frame, max error, mean error) per animation and
-a verdict. Exit status: 0 success (verify: within tolerance), 1 verify over
-the tolerance, 2 unreadable input or unwritable output.
+Formats are recognised by suffix (or signature). verify imports into a new
+scene, then compares Blender's evaluated meshes with the core's evaluation
+of the original files (a fresh parse) at every frame: one line per
+animation (frames checked, the worst frame and its error as a fraction of
+the model size, PASS or FAIL) and a verdict; --frames adds the per-frame
+table, --report DIR writes an HTML page with plots and rendered frames.
+
+Exit status: 0 success (verify: within the tolerance); 1 verify over the
+tolerance; 2 unreadable input, unwritable output or bad options (convert
+DIR: a file failed); 3 convert wrote the files but they deviate from the
+input by more than --max-loss of the model size (--accept-loss to accept).
 """
 from __future__ import annotations
 
@@ -64,7 +70,7 @@ def _union(*groups) -> tuple:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m legacy_skin_io", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m legacy_skin_io", description=options.plain(__doc__),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     p = sub.add_parser("convert", help="convert between formats without Blender (numpy only)")
@@ -82,6 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="largest error allowed, relative to the model size (default 1e-5)")
     p.add_argument("--blend", help="also save the imported scene to this .blend")
     p.add_argument("--render", help="also render a picture of a few poses to this PNG (Cycles, CPU)")
+    p.add_argument("-v", "--frames", action="store_true",
+                   help="also print the table of every frame checked (frame, max error, mean error)")
+    p.add_argument("--report", metavar="DIR",
+                   help="also write an HTML report to DIR/index.html: per animation a plot of the error per "
+                        "frame and rendered frames (first, worst, last) with the core's evaluation overlaid "
+                        "(Cycles, CPU); it opens offline")
     p.set_defaults(func=lambda a: _blender("cmd_verify", a))
     p = sub.add_parser("export", help="export a .blend's rig and meshes (format by the output's suffix)")
     p.add_argument("blend", help="the .blend file to read")

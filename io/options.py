@@ -204,8 +204,18 @@ def add_flags(parser, sources, *, prefix: str = "") -> None:
             parser.add_argument(*flags, dest=dest, default=None, metavar=metavar, help=text)
 
 
+_ROLE = re.compile(r":[a-z]+:`~?([^`]*)`")
+
+
+def plain(text: str) -> str:
+    """``text`` (a docstring, a description) without reStructuredText
+    markup, for the command line's help: roles (:func:`name`) become the
+    name, double and single backticks go."""
+    return _ROLE.sub(r"\1", text).replace("``", "").replace("`", "")
+
+
 def _help(spec: Option) -> str:
-    text = spec.description.rstrip(".")
+    text = plain(spec.description).rstrip(".")
     if spec.kind == "enum":
         text += f" ({', '.join(spec.choices)}; default {spec.default})"
     elif spec.kind == "bool":

@@ -7,6 +7,7 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import bpy
@@ -17,8 +18,9 @@ from ..io import options as specs
 from ..io.errors import FormatError
 from ..io.formats import UnknownFormat, for_path
 from ..io.options import MANUAL_ORIENTATION
+from ..io.progress import Progress
 from ..scene import AxisConversion, Scene, SceneError
-from . import anim_build, builder, ops, pipeline, verify
+from . import anim_build, builder, ops, pipeline, report, verify
 
 
 def _register():
@@ -78,6 +80,17 @@ def reader_options(fmt, args) -> tuple[dict, dict]:
     return scene_options(fmt, args), _given(fmt.anim_import_options, args)
 
 
+@contextmanager
+def _console(label: str):
+    """Progress on the command line for what ``pipeline`` shows in Blender's window."""
+    with Progress(label, note="reading") as progress:
+        pipeline.console = progress
+        try:
+            yield progress
+        finally:
+            pipeline.console = None
+
+
 def import_files(args):
     """A new empty scene with the model and its animations (mergeable ones
     first, then dominant ones). Returns (format, built, layered clips or None)."""
@@ -97,7 +110,8 @@ def import_files(args):
     axes = _axes(fmt, args)
     opts = _options(fmt, args)
     model_options, clip_options = reader_options(fmt, args)
-    built = pipeline.load(bpy.context, fmt, [args.model], axes=axes, options=opts, reader_options=model_options)
+    with _console(f"import {Path(args.model).name}"):
+        built = pipeline.load(bpy.context, fmt, [args.model], axes=axes, options=opts, reader_options=model_options)
     warnings = built.warnings
     for i, p in enumerate(mergeable):
         weight = float(args.weights[i]) if args.weights else 1.0
@@ -159,7 +173,8 @@ def print_report(summary: str, warnings) -> None:
 def _save_blend(path) -> None:
     out = _output(path)
     try:
-        bpy.ops.wm.save_as_mainfile(filepath=str(out))
+        with report.quiet():        # Blender's own "Info: Saved as" line
+            bpy.ops.wm.save_as_mainfile(filepath=str(out))
     except RuntimeError as err:
         raise pipeline.IOFailed(f"{out.name}: cannot save ({str(err).strip().splitlines()[-1]})") from None
     print(f"wrote {out}")
@@ -249,6 +264,12 @@ def verify_import(fmt, built, layered: bool, args) -> tuple[list, verify.Report]
 
 
 def cmd_verify(args) -> int:
+    if args.report:         # before the work: a report that cannot be written is a bad option
+        try:
+            Path(args.report).mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            print(f"error: {args.report}: cannot make the report folder ({err.strerror or err})", file=sys.stderr)
+            return 2
     try:
         for out in (args.blend, args.render):
             if out:
@@ -263,9 +284,11 @@ def cmd_verify(args) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     for title, rep in parts:
-        print(title)
-        print(rep.table())
-        if rep.normal_deviation is not None:
+        if args.frames:
+            print(title)
+            print(rep.table())
+        print(rep.summary(title))
+        if args.frames and rep.normal_deviation is not None:     # information (the report shows it too)
             print(rep.normal_deviation.line())
     print(total.verdict())
     if args.blend:
@@ -277,8 +300,20 @@ def cmd_verify(args) -> int:
     if args.render:
         from . import render
 
-        render.render_poses(bpy.context, Path(args.render), built.armature, [f.frame for f in parts[0][1].frames])
+        with report.quiet():
+            render.render_poses(bpy.context, Path(args.render), built.armature,
+                                [f.frame for f in parts[0][1].frames])
         print(f"wrote {Path(args.render).resolve()}")
+    if args.report:
+        header = report.facts(args, fmt, total, _given(fmt.import_options, args))
+        try:
+            page = report.write_report(bpy.context, Path(args.report), f"verify {Path(args.model).name}", parts,
+                                       total, built, header)
+        except (OSError, FormatError) as err:
+            print(f"error: {args.report}: cannot write the report ({getattr(err, 'strerror', None) or err})",
+                  file=sys.stderr)
+            return 2
+        print(f"wrote {page}")
     return 0 if total.ok else 1
 
 

@@ -17,6 +17,7 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..core.skeleton import SkeletonError
 from ..io.errors import FormatError, Warnings, note
@@ -71,7 +72,14 @@ def scene_fps(context) -> float:
     return context.scene.render.fps / context.scene.render.fps_base
 
 
+#: What shows progress instead of Blender's window: the command line puts an
+#: ``io.progress.Progress`` (the window manager's progress_* names) here.
+console: Any = None
+
+
 def _progress(context):
+    if console is not None:
+        return console
     wm = getattr(context, "window_manager", None)
     return wm if wm is not None and getattr(context, "window", None) is not None else None
 

@@ -24,7 +24,7 @@ from ...core import quat, sampling
 from ...scene import AxisConversion, Clip, Mesh, Scene, Skeleton
 from ...scene.validate import check_frame_count
 from ..atomic import Batch
-from ..errors import FormatError, Warnings
+from ..errors import Deviation, FormatError, Warnings
 from ..rows import dedupe_rows
 from .lexer import MAX_FRAMES
 from .model import RaaAnimation, RaaTrack, RamModel, RiteJoint
@@ -523,7 +523,8 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, fps: f
         dev, where = _measure(scene, fwd, str(path), [str(p) for _, p in anims],
                               [np.arange(a.frame_count) for a, _ in anims], fps, build.size)
         if dev > REPORT:
-            warnings.append(_carry_warning(build, found, f"by up to {dev:.2e} of the model size ({where})"))
+            warnings.append(Deviation(_carry_warning(build, found, f"by up to {dev:.2e} of the model size ({where})"),
+                                      dev, where))
     return written
 
 

@@ -460,7 +460,7 @@ def read_scene(paths, *, axes: AxisConversion | AutoAxes | None = None, warnings
 
     paths = [str(p) for p in paths]
     if len(paths) != 1:
-        raise FormatError(f"give exactly one .x file (got {len(paths)})")
+        raise FormatError(f"give exactly one .x file (got {len(paths)})", path=paths[1] if len(paths) > 1 else None)
     return scene_from_xfile(read_xfile(paths[0]), path=paths[0], axes=axes, warnings=warnings,
                             time_base=time_base, ticks_per_second=ticks_per_second)
 
