@@ -116,7 +116,9 @@ def _placed(r: Rig, arm_world: np.ndarray) -> Rig:
     (the last, unanimated, named for the object) above its roots, whose
     local matrices are then in the armature's space: a file's frame holds
     any matrix (a non-uniform scale under a rotation too), where keys hold
-    only translation, rotation and scale. Binds stay world matrices."""
+    only translation, rotation and scale. Binds stay world matrices. The
+    skeleton's ``extras["placement"]`` names that joint (``joint``, ``object``)
+    for a writer that cannot carry it to say so."""
     sk = r.skeleton
     J = len(sk)
     name = r.obj.name
@@ -125,6 +127,7 @@ def _placed(r: Rig, arm_world: np.ndarray) -> Rig:
     parents = np.append(np.where(sk.parents < 0, J, sk.parents), -1)
     local = np.concatenate((sk.local, arm_world[None]))
     bind = np.concatenate((sk.bind, arm_world[None]))
+    extras = dict(sk.extras, placement={"joint": J, "object": r.obj.name})
     r.scene.skeleton = Skeleton(list(sk.names) + [name], parents, local, bind, np.append(sk.has_bind, True),
-                                extras=sk.extras)
+                                extras=extras)
     return r

@@ -151,7 +151,10 @@ class _RamBuild:
         self.parents = np.asarray(sk.parents, dtype=np.int64)
         self.world = sk.world()                                  # default pose, scene space
         rigid, ok, err = _rigid(self.world)
-        for j in np.flatnonzero(~ok):
+        # flagged where it arises: a joint rigid under its parent inherits the parent's
+        own = ~_rigid(np.linalg.solve(np.where(self.parents[:, None, None] >= 0,
+                                               self.world[np.maximum(self.parents, 0)], np.eye(4)), self.world))[1]
+        for j in np.flatnonzero(~ok & (own | (self.parents < 0))):
             self.flag(j, "non-uniform scale or shear in the default pose", err[j] * self.size)
         parent_world = np.where(self.parents[:, None, None] >= 0, rigid[np.maximum(self.parents, 0)], np.eye(4))
         local = self.back.matrices(np.linalg.inv(parent_world) @ rigid)
@@ -464,10 +467,15 @@ def _carry_warning(build: _RamBuild, found: dict[int, dict[str, float]], figure:
         for r, e in d.items():
             reasons[r] = max(reasons.get(r, 0.0), e)
     order = sorted(found, key=lambda j: -max(found[j].values()))
-    bones = [build.names[j] for j in order]
+    sk = build.scene.skeleton
+    placement = (sk.extras.get("placement") or {}) if sk is not None else {}
+    # the joint an exporter made of an object's transform: its scale is in the mesh at rest, not in a joint
+    bones = [f"the object {placement.get('object')!r}, whose scale RiTE joints cannot hold"
+             if j == placement.get("joint") else build.names[j] for j in order]
     listed = ", ".join(bones[:12]) + (f" ... ({len(bones)} in all)" if len(bones) > 12 else "")
+    what = "the largest effect first" if placement.get("joint") in found else "bones, the largest effect first"
     why = "; ".join(sorted(reasons, key=lambda r: -reasons[r]))
-    return (f"RiTE cannot carry {why} (bones, the largest effect first: {listed}): the written files deviate "
+    return (f"RiTE cannot carry {why} ({what}: {listed}): the written files deviate "
             f"from the scene {figure}")
 
 
