@@ -103,8 +103,9 @@ def rig_of(arm_obj, *, placement: bool = False) -> Rig:
 
 
 #: relative spread of an armature object's scales below which it is uniform
-#: (the shear it leaves in the root joints moves nothing visibly)
-SIMILAR = 1e-7
+#: (float32 noise of a rotation is ~1e-7; the shear left in the root joints
+#: moves vertices by about this fraction of the model size)
+SIMILAR = 1e-6
 
 
 def _is_identity(m: np.ndarray) -> bool:
