@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..core import rig
-from ..scene import AxisConversion, Scene, Skeleton, Source
+from ..scene import AxisConversion, Scene, SceneError, Skeleton, Source
 from . import metadata
 
 
@@ -58,6 +58,8 @@ def rig_of(arm_obj, *, placement: bool = False) -> Rig:
     not fold into the root joints, it is a joint of its own, named for the
     object, above them (see :func:`_placed`)."""
     arm_world = matrix(arm_obj.matrix_world)
+    if placement:
+        _check_invertible(arm_obj.name, arm_world)
     bones_bl = _bones_parents_first(arm_obj.data)
     rest_arm = {b.name: matrix(b.matrix_local) for b in bones_bl}
     meta = metadata.load(arm_obj, metadata.RIG_KEY)
@@ -106,6 +108,19 @@ def rig_of(arm_obj, *, placement: bool = False) -> Rig:
 #: (float32 noise of a rotation is ~1e-7; the shear left in the root joints
 #: moves vertices by about this fraction of the model size)
 SIMILAR = 1e-6
+
+
+def _check_invertible(name: str, m: np.ndarray) -> None:
+    """SceneError (one line) for an object matrix whose float32 determinant
+    overflows or vanishes (a uniform scale past ~7e12 or below ~1e-15, or a
+    zero scale): Blender cannot invert it, its own deformation of the rig's
+    meshes overflows (an armature scaled by 1e30 shows vertices near 1e60),
+    and nothing written could match what it shows."""
+    with np.errstate(all="ignore"):
+        det = float(np.linalg.det(m[:3, :3].astype(np.float32)))
+    if not np.isfinite(det) or det == 0.0:
+        raise SceneError(f"{name}: the object's matrix flattens or overflows space (scaled to zero, or beyond "
+                         f"Blender's float range): it cannot be written")
 
 
 def _is_identity(m: np.ndarray) -> bool:

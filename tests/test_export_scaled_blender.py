@@ -79,9 +79,18 @@ def _meshes(bpy) -> list:
     return sorted((o for o in bpy.context.scene.objects if o.type == "MESH"), key=lambda o: o.name)
 
 
-def _blender(bpy, meshes, frames) -> list[np.ndarray]:
-    per = [rig.positions(bpy, o, frames) for o in meshes]
-    return [np.concatenate(x) for x in zip(*per)]
+def _placed_import(bpy, scale, frames):
+    """(armature, the axes it was imported with, its action's name, Blender's
+    points of every mesh at ``frames``, model size) of the rig just
+    imported, placed by :func:`_place` with ``scale`` (None: left as is)."""
+    ao = next(o for o in bpy.context.scene.objects if o.type == "ARMATURE")
+    axes = ext("operators.armature_extract").rig_of(ao).scene.source.axes
+    clip = ao.animation_data.action.name
+    if scale is not None:
+        _place(bpy, ao, scale)
+    per = [rig.positions(bpy, o, frames) for o in _meshes(bpy)]
+    want = [np.concatenate(x) for x in zip(*per)]
+    return ao, axes, clip, want, rig.size(want[0])
 
 
 @pytest.mark.skipif(not ar.available(), reason="assimp-utils not installed")
@@ -111,15 +120,8 @@ def test_x_export_of_a_moved_imported_rig_writes_what_blender_shows(bpy, tmp_pat
     untouched actions (written key for key): before, the file's own root
     joints and keys ignored the object's move, 0.30 of the model size off."""
     assert bpy.ops.import_scene.xfile(filepath=str(CHARACTER)) == {"FINISHED"}
-    ao = next(o for o in bpy.context.scene.objects if o.type == "ARMATURE")
-    axes = ext("operators.armature_extract").rig_of(ao).scene.source.axes
-    clip = ao.animation_data.action.name
-    if scale is not None:
-        _place(bpy, ao, scale)
     frames = np.array([1, 30, 75])
-    meshes = _meshes(bpy)
-    want = _blender(bpy, meshes, frames)
-    size = rig.size(want[0])
+    ao, axes, clip, want, size = _placed_import(bpy, scale, frames)
     out = tmp_path / "character.x"
     assert bpy.ops.export_scene.xfile(filepath=str(out)) == {"FINISHED"}
     first = float(ao.animation_data.action.frame_range[0])
@@ -173,14 +175,8 @@ def test_rite_export_of_a_moved_imported_rig_writes_what_blender_shows(bpy, tmp_
     (before: 0.27, scaled 0.39 of the model size off)."""
     assert bpy.ops.import_scene.rite(filepath=str(SAMPLES / "rite" / "humanoid.ram")) == {"FINISHED"}
     assert bpy.ops.import_anim.rite(filepath=str(SAMPLES / "rite" / "walk.raa")) == {"FINISHED"}
-    ao = next(o for o in bpy.context.scene.objects if o.type == "ARMATURE")
-    clip = ao.animation_data.action.name
-    axes = ext("operators.armature_extract").rig_of(ao).scene.source.axes
-    _place(bpy, ao, scale)
     frames = np.array([0, 5, 12])
-    meshes = _meshes(bpy)
-    want = _blender(bpy, meshes, frames)
-    size = rig.size(want[0])
+    ao, axes, clip, want, size = _placed_import(bpy, scale, frames)
     out = tmp_path / "humanoid.ram"
     assert bpy.ops.export_scene.rite(filepath=str(out)) == {"FINISHED"}
     raa = sorted(tmp_path.glob("humanoid_*.raa"))
