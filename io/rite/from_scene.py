@@ -92,6 +92,21 @@ def _rigid(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return rig.orthonormal(out), ok, err
 
 
+def _own_shear(world: np.ndarray, parents: np.ndarray) -> np.ndarray:
+    """(J,) bool: joints whose default local matrix is not rigid up to a
+    uniform scale (roots, and joints under a parent that flattens space,
+    count as such): where a non-rigid default pose arises, not every joint
+    below that merely inherits it."""
+    has_p = parents[:, None, None] >= 0
+    pw = np.where(has_p, world[np.maximum(parents, 0)], np.eye(4))
+    with np.errstate(all="ignore"):
+        det = np.linalg.det(pw[:, :3, :3])
+    invertible = np.isfinite(det) & (np.abs(det) > 1e-300) & np.isfinite(world).all(axis=(1, 2))
+    safe = invertible[:, None, None]
+    local = np.linalg.solve(np.where(safe, pw, np.eye(4)), np.where(safe, world, np.eye(4)))
+    return ~_rigid(local)[1] | ~invertible | (parents < 0)
+
+
 def _rigid_quats(m: np.ndarray) -> np.ndarray:
     return quat.from_mat3(_rigid(m)[0])
 
@@ -151,10 +166,7 @@ class _RamBuild:
         self.parents = np.asarray(sk.parents, dtype=np.int64)
         self.world = sk.world()                                  # default pose, scene space
         rigid, ok, err = _rigid(self.world)
-        # flagged where it arises: a joint rigid under its parent inherits the parent's
-        own = ~_rigid(np.linalg.solve(np.where(self.parents[:, None, None] >= 0,
-                                               self.world[np.maximum(self.parents, 0)], np.eye(4)), self.world))[1]
-        for j in np.flatnonzero(~ok & (own | (self.parents < 0))):
+        for j in np.flatnonzero(~ok & _own_shear(self.world, self.parents)):
             self.flag(j, "non-uniform scale or shear in the default pose", err[j] * self.size)
         parent_world = np.where(self.parents[:, None, None] >= 0, rigid[np.maximum(self.parents, 0)], np.eye(4))
         local = self.back.matrices(np.linalg.inv(parent_world) @ rigid)
