@@ -29,7 +29,7 @@ def scene_of(context, *, armature=None, objects=None, apply_modifiers: bool = Tr
     (the evaluated pose), else their F-curves alone."""
     warnings = warnings if warnings is not None else []
     context.view_layer.update()          # world matrices are stale until the depsgraph is evaluated
-    r = armature_extract.rig_of(armature) if armature is not None else None
+    r = armature_extract.rig_of(armature, placement=True) if armature is not None else None
     scene = r.scene if r is not None else Scene(objects[0].name if objects else "scene",
                                                 source=Source("blender", "", AxisConversion()))
     if r is not None and not bake:

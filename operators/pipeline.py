@@ -403,7 +403,7 @@ def save_animation(context, fmt: Format, path: str, *, armature, action=None, ba
     written: list[str] = []
     target = Path(path)
     try:
-        r = armature_extract.rig_of(armature)
+        r = armature_extract.rig_of(armature, placement=True)
         fps = scene_fps(context)
         for act, slot in pairs:
             clip = anim_extract.clip_of(context, act, r, fps, warnings, slot=slot, bake=bake)

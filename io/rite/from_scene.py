@@ -92,6 +92,21 @@ def _rigid(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return rig.orthonormal(out), ok, err
 
 
+def _own_shear(world: np.ndarray, parents: np.ndarray) -> np.ndarray:
+    """(J,) bool: joints whose default local matrix is not rigid up to a
+    uniform scale (roots, and joints under a parent that flattens space,
+    count as such): where a non-rigid default pose arises, not every joint
+    below that merely inherits it."""
+    has_p = parents[:, None, None] >= 0
+    pw = np.where(has_p, world[np.maximum(parents, 0)], np.eye(4))
+    with np.errstate(all="ignore"):
+        det = np.linalg.det(pw[:, :3, :3])
+    invertible = np.isfinite(det) & (np.abs(det) > 1e-300) & np.isfinite(world).all(axis=(1, 2))
+    safe = invertible[:, None, None]
+    local = np.linalg.solve(np.where(safe, pw, np.eye(4)), np.where(safe, world, np.eye(4)))
+    return ~_rigid(local)[1] | ~invertible | (parents < 0)
+
+
 def _rigid_quats(m: np.ndarray) -> np.ndarray:
     return quat.from_mat3(_rigid(m)[0])
 
@@ -151,7 +166,7 @@ class _RamBuild:
         self.parents = np.asarray(sk.parents, dtype=np.int64)
         self.world = sk.world()                                  # default pose, scene space
         rigid, ok, err = _rigid(self.world)
-        for j in np.flatnonzero(~ok):
+        for j in np.flatnonzero(~ok & _own_shear(self.world, self.parents)):
             self.flag(j, "non-uniform scale or shear in the default pose", err[j] * self.size)
         parent_world = np.where(self.parents[:, None, None] >= 0, rigid[np.maximum(self.parents, 0)], np.eye(4))
         local = self.back.matrices(np.linalg.inv(parent_world) @ rigid)
@@ -464,10 +479,15 @@ def _carry_warning(build: _RamBuild, found: dict[int, dict[str, float]], figure:
         for r, e in d.items():
             reasons[r] = max(reasons.get(r, 0.0), e)
     order = sorted(found, key=lambda j: -max(found[j].values()))
-    bones = [build.names[j] for j in order]
+    sk = build.scene.skeleton
+    placement = (sk.extras.get("placement") or {}) if sk is not None else {}
+    # the joint an exporter made of an object's transform: its scale is in the mesh at rest, not in a joint
+    bones = [f"the object {placement.get('object')!r}, whose scale RiTE joints cannot hold"
+             if j == placement.get("joint") else build.names[j] for j in order]
     listed = ", ".join(bones[:12]) + (f" ... ({len(bones)} in all)" if len(bones) > 12 else "")
+    what = "the largest effect first" if placement.get("joint") in found else "bones, the largest effect first"
     why = "; ".join(sorted(reasons, key=lambda r: -reasons[r]))
-    return (f"RiTE cannot carry {why} (bones, the largest effect first: {listed}): the written files deviate "
+    return (f"RiTE cannot carry {why} ({what}: {listed}): the written files deviate "
             f"from the scene {figure}")
 
 
