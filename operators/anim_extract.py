@@ -84,6 +84,30 @@ def rig_actions(arm_obj, bone_names, scope: str = "OWNED") -> list[tuple]:
     return out
 
 
+#: an object's own transform channels (an action keying these moves the whole object)
+OBJECT_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale",
+                "delta_location", "delta_rotation_quaternion", "delta_rotation_euler", "delta_scale")
+
+
+def object_motion(arm_obj, chosen: list) -> list[str]:
+    """The objects whose own animation moves ``arm_obj`` as a whole: itself
+    where one of the ``chosen`` (action, slot) pairs keys its transform, and
+    any parent with an action keying its transform. An export writes the
+    rig where the object is at the current frame (its world matrix), so
+    these animations are not in the file."""
+    def keyed(action) -> bool:
+        return action is not None and any(fc.data_path in OBJECT_PROPS for fc in source_keys.fcurves(action))
+
+    out = [arm_obj.name] if any(keyed(a) for a, _ in chosen) else []
+    parent = arm_obj.parent
+    while parent is not None:
+        ad = parent.animation_data
+        if ad is not None and (keyed(ad.action) or any(keyed(s.action) for t in ad.nla_tracks for s in t.strips)):
+            out.append(parent.name)
+        parent = parent.parent
+    return out
+
+
 def unclaimed_actions(arm_obj, bone_names, exported: list) -> list:
     """Actions that animate bones of ``arm_obj``'s names, are not written,
     and belong to no rig (no import made them, no other object plays them):

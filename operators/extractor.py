@@ -53,6 +53,11 @@ def scene_of(context, *, armature=None, objects=None, apply_modifiers: bool = Tr
             clip = anim_extract.clip_of(context, action, r, fps, warnings, slot=slot, bake=bake)
             if clip is not None:
                 scene.clips.append(clip)
+        moving = anim_extract.object_motion(armature, chosen)
+        if moving:
+            warnings.append(f"{armature.name}: the animation of the object(s) {', '.join(map(repr, moving))} "
+                            f"(location, rotation, scale) is not exported: the file places the rig where it is "
+                            f"at frame {context.scene.frame_current}; animate its bones instead")
         if actions == "OWNED":
             other = anim_extract.unclaimed_actions(armature, r.bone_names.values(), chosen)
             if other:

@@ -202,3 +202,36 @@ def test_rite_flags_a_non_rigid_default_pose_where_it_arises():
     local[1, :3, :3] = 0.0
     sk = Skeleton(["a", "b", "c"], [-1, 0, 1], local, np.tile(np.eye(4), (3, 1, 1)), [True] * 3)
     assert from_scene._own_shear(sk.world(), sk.parents).tolist() == [True, True, True]
+
+
+@pytest.mark.parametrize("who", ["armature", "parent"])
+def test_export_names_object_animation_it_does_not_write(bpy, tmp_path, capfd, who):
+    """A keyed location of the armature object (in its own action) or of a
+    parent moves the whole rig in Blender, but an export places the rig at
+    the current frame only: one warning names the object(s) and the frame
+    (before: written silently); without such keys no warning."""
+    ao, mo, action = rig.build(bpy)
+    _place(bpy, ao, SCALES["uniform"])
+    target = ao if who == "armature" else ao.parent
+    out = tmp_path / "still.x"
+    capfd.readouterr()
+    assert bpy.ops.export_scene.xfile(filepath=str(out)) == {"FINISHED"}
+    assert "is not exported: the file places the rig" not in capfd.readouterr().out
+    from bpy_extras import anim_utils
+
+    if who == "parent":
+        target.animation_data_create()
+        act = bpy.data.actions.new("HolderMove")
+        target.animation_data.action = act
+        target.animation_data.action_slot = act.slots.new(id_type="OBJECT", name=target.name)
+    ad = target.animation_data
+    fc = anim_utils.action_ensure_channelbag_for_slot(ad.action, ad.action_slot).fcurves.new("location", index=0)
+    fc.keyframe_points.add(2)
+    fc.keyframe_points.foreach_set("co", [1.0, 0.0, 10.0, 2.0])
+    fc.update()
+    bpy.context.scene.frame_set(1)
+    capfd.readouterr()
+    assert bpy.ops.export_scene.xfile(filepath=str(out)) == {"FINISHED"}
+    lines = [ln for ln in capfd.readouterr().out.splitlines() if "is not exported: the file places the rig" in ln]
+    assert len(lines) == 1, lines
+    assert repr(target.name) in lines[0] and "at frame 1" in lines[0], lines[0]
