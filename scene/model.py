@@ -137,6 +137,9 @@ class Mesh:
     matrix: np.ndarray = field(default_factory=lambda: np.eye(4))
     skin: Skin | None = None
     extras: dict = field(default_factory=dict)
+    #: (3, 3) takes ``normals`` into mesh space where the file stores them in
+    #: another space (its frame's): shading uses that, export writes them as stored
+    normal_matrix: np.ndarray | None = None
 
     @property
     def face_starts(self) -> np.ndarray:
