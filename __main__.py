@@ -4,4 +4,5 @@ import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":      # not when a worker process (convert --jobs) imports it as __mp_main__
+    sys.exit(main())

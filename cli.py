@@ -1,18 +1,24 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The command line: ``python -m legacy_skin_io COMMAND ...`` (and
-``blender --command legacy_skin_io COMMAND ...``).
+"""The command line: python -m legacy_skin_io COMMAND ... (and, with the
+extension installed, blender --command legacy_skin_io COMMAND ...).
 
     convert INPUT... -o OUTPUT          any format to any format, numpy only (no Blender)
+    convert DIR -o OUTDIR --to EXT      every model file below DIR, with its animation files
     import  MODEL [ANIM...] -o OUT.blend
-    verify  MODEL [ANIM...] [--dominant ANIM ...]
+    verify  MODEL [ANIM...] [--dominant ANIM ...] [--frames] [--report DIR]
     export  IN.blend -o OUTPUT          format by OUTPUT's suffix
 
-Formats are recognised by suffix (or signature) through ``io.formats``.
-``verify`` imports into a new scene, then compares Blender's evaluated
-meshes with the core's evaluation of the original files (a fresh parse) at
-every frame, prints a table (frame, max error, mean error) per animation and
-a verdict. Exit status: 0 success (verify: within tolerance), 1 verify over
-the tolerance, 2 unreadable input or unwritable output.
+Formats are recognised by suffix (or signature). verify imports into a new
+scene, then compares Blender's evaluated meshes with the core's evaluation
+of the original files (a fresh parse) at every frame: one line per
+animation (frames checked, the worst frame and its error as a fraction of
+the model size, PASS or FAIL) and a verdict; --frames adds the per-frame
+table, --report DIR writes an HTML page with plots and rendered frames.
+
+Exit status: 0 success (verify: within the tolerance); 1 verify over the
+tolerance; 2 unreadable input, unwritable output or bad options (convert
+DIR: a file failed); 3 convert wrote the files but they deviate from the
+input by more than --max-loss of the model size (--accept-loss to accept).
 """
 from __future__ import annotations
 
@@ -30,14 +36,14 @@ def _model_args(p) -> None:
                         f"mergeable layers")
     p.add_argument("--dominant", action="append", default=[], metavar="ANIM",
                    help="a dominant animation layer, on top of the mergeable ones (repeatable)")
-    p.add_argument("--weights", type=float, nargs="*", default=[], metavar="W",
+    p.add_argument("--weights", type=options.finite, nargs="*", default=[], metavar="W",
                    help="one weight per mergeable animation (default 1 each)")
     p.add_argument("--forward", choices=AXES,
                    help="the file's forward axis (default -Z); with --up, they switch --manual-orientation on")
     p.add_argument("--up", choices=AXES,
                    help="the file's up axis (default Y; without it and --forward, formats that decide up from "
                         "the file's data do so)")
-    p.add_argument("--scale", type=float, default=1.0, help="scale applied to the model (default 1)")
+    p.add_argument("--scale", type=options.finite, default=1.0, help="scale applied to the model (default 1)")
     p.add_argument("--bone-direction", default="CHILDREN", choices=("FILE", "CHILDREN"),
                    help="CHILDREN (default): bones point along the limbs, at their children; "
                         "FILE: bones keep the joints' axes")
@@ -64,7 +70,7 @@ def _union(*groups) -> tuple:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m legacy_skin_io", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m legacy_skin_io", description=options.plain(__doc__),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     p = sub.add_parser("convert", help="convert between formats without Blender (numpy only)")
@@ -78,10 +84,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=lambda a: _blender("cmd_import", a))
     p = sub.add_parser("verify", help="import, then check Blender's deformation against the core at every frame")
     _model_args(p)
-    p.add_argument("--tolerance", type=float, default=1e-5, help="largest error allowed, relative to the model "
-                                                                 "size (default 1e-5)")
+    p.add_argument("--tolerance", type=options.finite, default=1e-5,
+                   help="largest error allowed, relative to the model size (default 1e-5)")
     p.add_argument("--blend", help="also save the imported scene to this .blend")
     p.add_argument("--render", help="also render a picture of a few poses to this PNG (Cycles, CPU)")
+    p.add_argument("-v", "--frames", action="store_true",
+                   help="also print the table of every frame checked (frame, max error, mean error)")
+    p.add_argument("--report", metavar="DIR",
+                   help="also write an HTML report to DIR/index.html: per animation a plot of the error per "
+                        "frame and rendered frames (first, worst, last) with the core's evaluation overlaid "
+                        "(Cycles, CPU); it opens offline")
     p.set_defaults(func=lambda a: _blender("cmd_verify", a))
     p = sub.add_parser("export", help="export a .blend's rig and meshes (format by the output's suffix)")
     p.add_argument("blend", help="the .blend file to read")

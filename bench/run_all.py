@@ -32,7 +32,9 @@ BENCHMARKS = (
     ("bench_xfile_import.py", [], ["--quick"]),
     ("bench_timeline.py", [], ["--quick"]),
     ("bench_convert.py", [], ["--quick"]),
+    ("bench_batch_convert.py", [], ["--quick"]),
     ("bench_rite_blender.py", [], ["--quick"]),
+    ("bench_wide_skeleton.py", [], ["--quick"]),
 )
 
 

@@ -2,8 +2,9 @@
 """Format to format without Blender: read a scene with one format's reader,
 write it with another's writer (numpy only; never imports bpy).
 
-    python -m legacy_skin_io convert INPUT... -o OUTPUT [--fps F]
+    python -m legacy_skin_io convert INPUT... -o OUTPUT [--fps F] [--max-loss F | --accept-loss]
         [the output format's export options] [--input-... the input format's import options]
+    python -m legacy_skin_io convert DIR -o OUTDIR --to EXT [--jobs N] [the same options]
 
 Formats are chosen by suffix through :mod:`.formats` (a model file and any
 animation files of one format in, a model file out; a format with
@@ -12,15 +13,26 @@ animation files writes them beside it). The options are the formats' own
 text|binary|text_compressed|binary_compressed`` (``--format``, with
 ``compressed`` for text_compressed), ``--float 32|64``,
 ``--ticks-per-second N``; for .X input ``--input-ticks-per-second N``.
+
+What the output format cannot carry is written as close as it can be, and
+the writer measures the loss: the written files are read back and
+evaluated (skinned vertex positions) with the scene at every frame of every
+animation; the largest distance between the same vertex in both, as a
+fraction of the model size (the diagonal of the meshes' bounding box in the
+default pose), is the figure. Over :data:`LOSS_LIMIT` (``--max-loss``) the
+command exits with :data:`EXIT_LOSS`, the files written all the same,
+unless ``--accept-loss``. ``convert DIR`` converts a whole folder
+(:mod:`.batch`).
 """
 from __future__ import annotations
 
 import sys
 import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import export_options, options
-from .errors import FormatError, Warnings, note
+from .errors import FormatError, Warnings, largest_deviation, note
 from .formats import FORMATS, UnknownFormat, for_path
 
 
@@ -51,7 +63,7 @@ def convert(inputs: list[str], output: str, *, fps: float = 24.0, read_options: 
     if out_fmt.anim_suffixes and Path(output).suffix.lower() in out_fmt.anim_suffixes:
         raise FormatError(f"write a model file ({', '.join(out_fmt.model_suffixes)}); its animations are "
                           f"written beside it", path=output)
-    if not fps or fps <= 0:
+    if not (fps > 0 and fps < float("inf")):        # NaN too
         raise FormatError(f"fps must be a positive number, not {fps!r}")
     try:
         scene = in_fmts[0].read_scene(inputs, warnings=warnings, **(read_options or {}))
@@ -73,6 +85,10 @@ def convert(inputs: list[str], output: str, *, fps: float = 24.0, read_options: 
 
 #: ``convert`` offers the input format's import options as ``--input-<flag>``
 INPUT = "input-"
+#: the largest loss (fraction of the model size) ``convert`` accepts without --accept-loss
+LOSS_LIMIT = 1e-3
+#: exit status: written, but the files deviate from the input by more than the limit
+EXIT_LOSS = 3
 
 
 def add_arguments(parser) -> None:
@@ -80,22 +96,97 @@ def add_arguments(parser) -> None:
     formats' options generated from the registry."""
     models = ", ".join(s for f in FORMATS for s in f.model_suffixes)
     parser.add_argument("inputs", nargs="+", metavar="INPUT",
-                        help="the file(s) to read: a model file and any animation files of its format")
+                        help="the file(s) to read: a model file and any animation files of its format; or one "
+                             "folder, converted as a whole (with --to)")
     parser.add_argument("-o", "--output", required=True, metavar="OUTPUT",
                         help=f"the model file to write, format by suffix ({models}); a format with animation "
-                             f"files gets one <stem>_<animation> file per animation beside it")
-    parser.add_argument("--fps", type=float, default=24.0,
+                             f"files gets one <stem>_<animation> file per animation beside it. For a folder: "
+                             f"the folder to write into (its tree is kept)")
+    parser.add_argument("--fps", type=options.finite, default=24.0,
                         help="scene frames per second: frame-based animations <-> time-based ones (default 24)")
     options.add_flags(parser.add_argument_group("output options (every format)"),
                       [("every format", export_options.CONVERT)])
+    loss = parser.add_mutually_exclusive_group()
+    loss.add_argument("--max-loss", type=float, default=LOSS_LIMIT, metavar="F",
+                      help=f"the largest deviation of the written files from the input accepted, as a fraction "
+                           f"of the model size (default {LOSS_LIMIT:g}); over it the files are written and the "
+                           f"exit status is {EXIT_LOSS}")
+    loss.add_argument("--accept-loss", action="store_true",
+                      help="exit 0 whatever the output format cannot carry (the loss is still printed)")
+    batch = parser.add_argument_group("a folder (convert DIR -o OUTDIR --to EXT)")
+    batch.add_argument("--to", metavar="EXT",
+                       help=f"the format to write every model file below DIR in ({models}); each model file goes "
+                            f"with the animation files beside it")
+    batch.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                       help="convert N files at once, in N worker processes (default 1)")
     options.add_flags(parser.add_argument_group("output options (each applies to its format's output)"),
                       [(f.label, f.export_options) for f in FORMATS])
     options.add_flags(parser.add_argument_group("input options (each applies to its format's input)"),
                       [(f.label, f.import_options) for f in FORMATS], prefix=INPUT)
 
 
-def _one_line(message) -> str:
+def one_line(message) -> str:
     return " ".join(str(message).splitlines())
+
+
+@dataclass
+class Outcome:
+    """What converting one model (and its animation files) came to. Plain
+    data: a worker process sends it back."""
+
+    inputs: list[str]
+    output: str
+    written: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)      # what needs no action (how the up axis was decided)
+    error: str = ""                 # one line; empty when the files were written
+    loss: float | None = None       # the largest deviation reported, fraction of the model size
+    where: str = ""                 # where it happens ("Walk, frame 12")
+    internal: str = ""              # the traceback of a bug (not a bad file)
+
+    def over(self, limit: float | None) -> bool:
+        """Written, but deviating by more than ``limit`` (None: any loss accepted)."""
+        return not self.error and limit is not None and self.loss is not None and self.loss > limit
+
+    def loss_line(self, limit: float | None) -> str:
+        """The loss in one line (empty when there is none)."""
+        if self.loss is None:
+            return ""
+        text = f"loss: the written files deviate from the input by up to {self.loss:.2e} of the model size"
+        text += f" ({self.where})" if self.where else ""
+        if limit is None:
+            return text + ", accepted (--accept-loss)"
+        if self.loss > limit:
+            return text + f", over the limit {limit:g} (--max-loss); --accept-loss accepts it"
+        return text + f", within the limit {limit:g}"
+
+
+def convert_files(inputs: list[str], output: str, *, fps: float = 24.0, read_options: dict | None = None,
+                  write_options: dict | None = None, path_mode: str | None = None) -> Outcome:
+    """:func:`convert`, never raising: the files written, the warnings, the
+    loss, or the one-line reason it failed. The one place every conversion
+    of the command line goes through (one file or a folder's)."""
+    warnings = Warnings()
+    out = Outcome([str(p) for p in inputs], str(output))
+    try:
+        out.written = convert(out.inputs, out.output, fps=fps, read_options=read_options,
+                              write_options=write_options, warnings=warnings, path_mode=path_mode)
+    except (FormatError, UnknownFormat) as err:
+        out.error = one_line(err)
+    except OSError as err:
+        out.error = one_line(f"{Path(output).name}: {err.strerror or err}")
+    except MemoryError:
+        out.error = f"{Path(out.inputs[0]).name}: out of memory (absurd sizes in the file?)"
+    except Exception as err:        # a bug, not a bad file: the traceback is for the report
+        out.internal = traceback.format_exc()
+        out.error = (f"{Path(out.inputs[0]).name}: internal error ({type(err).__name__}: {one_line(err)}); "
+                     f"please report it with the file")
+    out.warnings = [one_line(w) for w in warnings]
+    out.notes = [one_line(n) for n in warnings.notes]
+    worst = largest_deviation(warnings)
+    if worst is not None:
+        out.loss, out.where = worst.figure, worst.where
+    return out
 
 
 def _given(args, warnings: list[str]) -> tuple[dict, dict]:
@@ -110,34 +201,51 @@ def _given(args, warnings: list[str]) -> tuple[dict, dict]:
             options.given(args, out_fmt.export_options))
 
 
+def limit(args) -> float | None:
+    """The loss limit the command line sets (None: --accept-loss)."""
+    return None if args.accept_loss else args.max_loss
+
+
 def run(args) -> int:
     """Run ``convert`` for parsed ``args``: 0 on success, 2 on an error
-    (one ``error: ...`` line on stderr); warnings go to stderr as
+    (one ``error: ...`` line on stderr), :data:`EXIT_LOSS` when the files
+    are written but deviate over the limit; warnings go to stderr as
     ``warning: ...``, then what needs no action as ``note: ...`` (e.g. how
-    a .X file's up axis was decided), the files written to stdout."""
-    warnings = Warnings()
+    a .X file's up axis was decided), the loss in one ``loss: ...`` line, the
+    files written to stdout. A folder as the one input converts the folder (:mod:`.batch`)."""
+    if len(args.inputs) == 1 and Path(args.inputs[0]).is_dir():
+        from . import batch
+
+        return batch.run(args)
+    if args.to or args.jobs != 1:
+        print("warning: --to and --jobs apply to a folder (convert DIR -o OUTDIR), ignored", file=sys.stderr)
+    if not (args.max_loss >= 0):
+        print(f"error: --max-loss must be a fraction >= 0, not {args.max_loss}", file=sys.stderr)
+        return 2
+    early = Warnings()
     try:
-        read, write = _given(args, warnings)
+        read, write = _given(args, early)
         shared = options.given(args, export_options.CONVERT)
-        written = convert(list(args.inputs), args.output, fps=args.fps, read_options=read, write_options=write,
-                          warnings=warnings, path_mode=shared.get("path_mode"))
     except (FormatError, UnknownFormat) as err:
-        for w in warnings:
-            print(f"warning: {_one_line(w)}", file=sys.stderr)
-        print(f"error: {_one_line(err)}", file=sys.stderr)
+        print(f"error: {one_line(err)}", file=sys.stderr)
         return 2
-    except OSError as err:
-        print(f"error: {_one_line(f'{args.output}: {err.strerror or err}')}", file=sys.stderr)
+    out = convert_files(list(args.inputs), args.output, fps=args.fps, read_options=read, write_options=write,
+                        path_mode=shared.get("path_mode"))
+    for w in [*early, *out.warnings]:
+        print(f"warning: {one_line(w)}", file=sys.stderr)
+    if out.error:
+        if out.internal:
+            print(out.internal, end="", file=sys.stderr)
+        print(f"error: {out.error}", file=sys.stderr)
         return 2
-    except Exception as err:        # a bug, not a bad file: the traceback is for the report
-        traceback.print_exc()
-        print(f"error: {_one_line(args.inputs[0])}: internal error ({type(err).__name__}: {_one_line(err)}); "
-              f"please report it with the file", file=sys.stderr)
-        return 2
-    for w in warnings:
-        print(f"warning: {_one_line(w)}", file=sys.stderr)
-    for n in warnings.notes:
-        print(f"note: {_one_line(n)}", file=sys.stderr)
-    for p in written:
+    for n in out.notes:
+        print(f"note: {one_line(n)}", file=sys.stderr)
+    for p in out.written:
         print(f"wrote {p}")
+    line = out.loss_line(limit(args))
+    if out.over(limit(args)):
+        print(f"error: {line} (exit {EXIT_LOSS})", file=sys.stderr)
+        return EXIT_LOSS
+    if line:
+        print(line, file=sys.stderr)
     return 0

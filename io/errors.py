@@ -30,6 +30,34 @@ class FormatError(ValueError):
         return f"{where}: {self.message}"
 
 
+class Deviation(str):
+    """A warning that what was written deviates from what was asked: the
+    message, with the figure it reports as attributes. ``figure`` is the
+    largest distance between a vertex of the written files (read back and
+    evaluated) and the same vertex of the scene, as a fraction of the model
+    size, over every frame of every animation; ``where`` says where it
+    happens (e.g. "Walk, frame 12"). ``convert`` exits non-zero when it is
+    over its limit."""
+
+    figure: float
+    where: str
+
+    def __new__(cls, message: str, figure: float, where: str = "") -> Deviation:
+        self = super().__new__(cls, message)
+        self.figure = float(figure)
+        self.where = where
+        return self
+
+    def __getnewargs__(self):      # pickles (a worker process sends it back)
+        return str(self), self.figure, self.where
+
+
+def largest_deviation(warnings) -> Deviation | None:
+    """The :class:`Deviation` with the largest figure among ``warnings``."""
+    found = [w for w in warnings if isinstance(w, Deviation)]
+    return max(found, key=lambda d: d.figure) if found else None
+
+
 class Warnings(list):
     """The one channel for non-fatal findings of a read or write: a list of
     one-line messages, passed as ``warnings=`` to every reader and writer.

@@ -45,7 +45,9 @@ import importlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..scene.validate import writable
 from .options import MANUAL_ORIENTATION, Option, check
+from .paths import check_input, check_target, is_regular
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,7 @@ class Format:
     def read_scene(self, paths, *, axes=None, warnings=None, **options):
         paths = [str(p) for p in paths]
         options = check(self.import_options, options, f"{self.label} import", paths[0] if paths else None)
+        _inputs(paths)
         axes = self.reading_axes(axes, options.pop(MANUAL_ORIENTATION.id, None))
         return self.adapter.read_scene(paths, axes=axes, warnings=warnings, **options)
 
@@ -136,15 +139,27 @@ class Format:
         paths = [str(p) for p in paths]
         options = check(self.anim_import_options, options, f"{self.anim_label or self.label} import",
                         paths[0] if paths else None)
+        _inputs(paths)
         return self.adapter.read_clips(skeleton, axes, paths, layer=layer, weight=weight, warnings=warnings,
                                        **options)
 
     def write_scene(self, scene, path, *, warnings=None, axes=None, fps: float = 24.0, **options) -> list[str]:
         options = check(self.export_options, options, f"{self.label} export", path)
+        check_target(path)
+        warnings = warnings if warnings is not None else []
+        scene = writable(scene, warnings)            # what no reader could read back is left out, reported
         return self.adapter.write_scene(scene, path, warnings=warnings, axes=axes, fps=fps, **options)
 
     def write_animation(self, scene, clip, path, *, warnings=None, fps: float = 24.0, axes=None) -> list[str]:
+        check_target(path)
         return self.adapter.write_animation(scene, clip, path, warnings=warnings, fps=fps, axes=axes)
+
+
+def _inputs(paths) -> None:
+    """Every input is a regular file within the size limit (io.paths), checked
+    before any is read."""
+    for p in paths:
+        check_input(p)
 
 
 #: The registered formats (built-in ones first; :func:`register` adds more).
@@ -216,7 +231,7 @@ def for_path(path, *, sniff: bool = True) -> Format:
     for f in FORMATS:
         if suffix in f.suffixes:
             return f
-    if sniff:
+    if sniff and is_regular(path):        # never open a FIFO or a device to sniff it
         try:
             with open(path, "rb") as fh:
                 head = fh.read(16)

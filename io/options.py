@@ -12,6 +12,7 @@ appears in the operator, the command line and ``convert``.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from dataclasses import dataclass
 
@@ -106,6 +107,8 @@ class Option:
             x = int(x)
         elif x != x:
             raise OptionError(f"{what}: {v!r} is not a number")
+        elif not math.isfinite(x):
+            raise OptionError(f"{what}: {v!r} is not a finite number")
         if self.min is not None and x < self.min:
             raise OptionError(f"{what} must be at least {self.min:g}, not {v}")
         if self.max is not None and x > self.max:
@@ -152,6 +155,18 @@ def check(specs, options: dict, what: str, path=None) -> dict:
 # ---------------------------------------------------------------------------
 # the command line
 
+def finite(text: str) -> float:
+    """An argparse ``type`` for a number flag: a finite float (NaN and inf
+    are a usage error, exit 2, one line)."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return x
+
+
 def _dest(prefix: str, spec: Option) -> str:
     return f"option[{prefix}]{spec.cli_flags[0]}"
 
@@ -189,8 +204,18 @@ def add_flags(parser, sources, *, prefix: str = "") -> None:
             parser.add_argument(*flags, dest=dest, default=None, metavar=metavar, help=text)
 
 
+_ROLE = re.compile(r":[a-z]+:`~?([^`]*)`")
+
+
+def plain(text: str) -> str:
+    """``text`` (a docstring, a description) without reStructuredText
+    markup, for the command line's help: roles (:func:`name`) become the
+    name, double and single backticks go."""
+    return _ROLE.sub(r"\1", text).replace("``", "").replace("`", "")
+
+
 def _help(spec: Option) -> str:
-    text = spec.description.rstrip(".")
+    text = plain(spec.description).rstrip(".")
     if spec.kind == "enum":
         text += f" ({', '.join(spec.choices)}; default {spec.default})"
     elif spec.kind == "bool":

@@ -23,7 +23,7 @@ import bpy
 import numpy as np
 
 from ..core import quat, sampling
-from ..scene import Clip
+from ..scene import Clip, SceneError
 from . import metadata, pose_sampling, source_keys
 
 if TYPE_CHECKING:
@@ -238,6 +238,20 @@ def _sample_frames(action, chans: dict, meta: dict, fps: float) -> tuple[np.ndar
     return frames, read, f0, f1
 
 
+def _local(parent_world: np.ndarray, world: np.ndarray, name: str, frames: np.ndarray) -> np.ndarray:
+    """Joints' local matrices from sampled world matrices; SceneError (one
+    line) where the pose Blender shows cannot be written: a parent scaled to
+    zero, or a matrix past float32 (a scale of 1e30)."""
+    with np.errstate(all="ignore"):
+        det = np.linalg.det(parent_world[..., :3, :3])
+    bad = ~(np.isfinite(world).all(axis=(-2, -1)) & np.isfinite(det) & (np.abs(det) > 1e-300))
+    if bad.any():
+        k = int(np.argwhere(bad)[0][0])
+        raise SceneError(f"{name}: the pose at frame {float(frames[k]) + 0.0:g} flattens or overflows space (a bone or "
+                         f"object scaled to zero, or beyond Blender's float range): it cannot be written")
+    return np.linalg.solve(parent_world, world)
+
+
 def clip_of(context, action, r: Rig, fps: float, warnings: list[str], *, slot=None, bake: bool = True) -> Clip | None:
     """A clip from an action (None when it animates nothing of the rig):
     the import's own keys when the set is untouched, else the pose sampled
@@ -262,7 +276,7 @@ def clip_of(context, action, r: Rig, fps: float, warnings: list[str], *, slot=No
                             f"({', '.join(beyond[:6])}): turn on Bake Pose to export them")
         world = _fcurve_world(r, chans, read)
     parent_world = np.where((sk.parents >= 0)[None, :, None, None], world[:, np.maximum(sk.parents, 0)], np.eye(4))
-    local = np.linalg.solve(parent_world, world)
+    local = _local(parent_world, world, action.name, frames)
     lt, lr, ls = sampling.decompose_trs(local)
     t0, r0, s0 = sampling.decompose_trs(sk.local)
     size = max(float(np.ptp(sk.world()[:, :3, 3], axis=0).max()) if len(sk) else 1.0, 1e-9)

@@ -5,19 +5,22 @@ this module only for these commands (``convert`` needs no Blender)."""
 from __future__ import annotations
 
 import atexit
+import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import bpy
 import numpy as np
 
-from ..io import export_options
+from ..io import export_options, paths
 from ..io import options as specs
 from ..io.errors import FormatError
 from ..io.formats import UnknownFormat, for_path
 from ..io.options import MANUAL_ORIENTATION
+from ..io.progress import Progress
 from ..scene import AxisConversion, Scene, SceneError
-from . import anim_build, builder, ops, pipeline, verify
+from . import anim_build, builder, ops, pipeline, report, verify
 
 
 def _register():
@@ -77,25 +80,38 @@ def reader_options(fmt, args) -> tuple[dict, dict]:
     return scene_options(fmt, args), _given(fmt.anim_import_options, args)
 
 
+@contextmanager
+def _console(label: str):
+    """Progress on the command line for what ``pipeline`` shows in Blender's window."""
+    with Progress(label, note="reading") as progress:
+        pipeline.console = progress
+        try:
+            yield progress
+        finally:
+            pipeline.console = None
+
+
 def import_files(args):
     """A new empty scene with the model and its animations (mergeable ones
     first, then dominant ones). Returns (format, built, layered clips or None)."""
     _register()
     fmt = for_path(args.model)
     for p in [args.model, *args.animations, *args.dominant]:
-        if not Path(p).is_file():
-            raise pipeline.IOFailed(f"{p}: no such file")
+        _checked(paths.check_input, p)
     bpy.ops.wm.read_homefile(use_empty=True)
     mergeable, dominant = list(args.animations), list(args.dominant)
     layered = bool(dominant) or len(mergeable) > 1 or bool(args.weights)
     if args.weights and len(args.weights) != len(mergeable):
         raise pipeline.IOFailed("--weights needs one weight per mergeable animation")
+    if any(w < 0 for w in args.weights):
+        raise pipeline.IOFailed("--weights: a weight must not be negative")
     if (mergeable or dominant) and not fmt.anim_suffixes:
         raise pipeline.IOFailed(f"{fmt.label} files carry their own animations: give only the model")
     axes = _axes(fmt, args)
     opts = _options(fmt, args)
     model_options, clip_options = reader_options(fmt, args)
-    built = pipeline.load(bpy.context, fmt, [args.model], axes=axes, options=opts, reader_options=model_options)
+    with _console(f"import {Path(args.model).name}"):
+        built = pipeline.load(bpy.context, fmt, [args.model], axes=axes, options=opts, reader_options=model_options)
     warnings = built.warnings
     for i, p in enumerate(mergeable):
         weight = float(args.weights[i]) if args.weights else 1.0
@@ -113,6 +129,38 @@ def import_files(args):
     return fmt, built, layered
 
 
+def _checked(check, path):
+    """``check(path)`` (io.paths), its FormatError as the command's one-line error."""
+    try:
+        return check(path)
+    except FormatError as err:
+        raise pipeline.IOFailed(str(err)) from None
+
+
+def _output(path, make: bool = True) -> Path:
+    """A file the command writes (.blend, .png), checked as an export target
+    is (io.paths.check_target). With ``make``, its missing folders are made
+    first; without, only checked (the nearest existing one must be a
+    folder), so that a command checks its outputs before any work and makes
+    nothing when it fails. Returns the path to write."""
+    out = Path(path).absolute()
+    if not make:
+        up = out.parent
+        while not os.path.lexists(up) and up != up.parent:
+            up = up.parent
+        if up != out.parent:
+            if not up.is_dir():
+                raise pipeline.IOFailed(f"{out.name}: cannot make the folder {out.parent}: {up} is not a folder")
+            if len(os.fsencode(out.name)) > 255:
+                raise pipeline.IOFailed(f"{out.name[:40]}...: file name too long (more than 255 bytes)")
+            return out
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise pipeline.IOFailed(f"{out.name}: cannot make the folder {out.parent}: {exc.strerror or exc}") from None
+    return _checked(paths.check_target, out).resolve()
+
+
 def print_report(summary: str, warnings) -> None:
     """What the operators report, on the command line: the warnings, the
     notes, and the summary last."""
@@ -123,19 +171,23 @@ def print_report(summary: str, warnings) -> None:
 
 
 def _save_blend(path) -> None:
-    out = Path(path).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    bpy.ops.wm.save_as_mainfile(filepath=str(out))
+    out = _output(path)
+    try:
+        with report.quiet():        # Blender's own "Info: Saved as" line
+            bpy.ops.wm.save_as_mainfile(filepath=str(out))
+    except RuntimeError as err:
+        raise pipeline.IOFailed(f"{out.name}: cannot save ({str(err).strip().splitlines()[-1]})") from None
     print(f"wrote {out}")
 
 
 def cmd_import(args) -> int:
     try:
+        _output(args.output, make=False)
         import_files(args)
+        _save_blend(args.output)
     except pipeline.IOFailed as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    _save_blend(args.output)
     return 0
 
 
@@ -212,7 +264,16 @@ def verify_import(fmt, built, layered: bool, args) -> tuple[list, verify.Report]
 
 
 def cmd_verify(args) -> int:
+    if args.report:         # before the work: a report that cannot be written is a bad option
+        try:
+            Path(args.report).mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            print(f"error: {args.report}: cannot make the report folder ({err.strerror or err})", file=sys.stderr)
+            return 2
     try:
+        for out in (args.blend, args.render):
+            if out:
+                _output(out, make=False)
         fmt, built, layered = import_files(args)
     except pipeline.IOFailed as err:
         print(f"error: {err}", file=sys.stderr)
@@ -223,18 +284,36 @@ def cmd_verify(args) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     for title, rep in parts:
-        print(title)
-        print(rep.table())
-        if rep.normal_deviation is not None:
+        if args.frames:
+            print(title)
+            print(rep.table())
+        print(rep.summary(title))
+        if args.frames and rep.normal_deviation is not None:     # information (the report shows it too)
             print(rep.normal_deviation.line())
     print(total.verdict())
     if args.blend:
-        _save_blend(args.blend)
+        try:
+            _save_blend(args.blend)
+        except pipeline.IOFailed as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
     if args.render:
         from . import render
 
-        render.render_poses(bpy.context, Path(args.render), built.armature, [f.frame for f in parts[0][1].frames])
+        with report.quiet():
+            render.render_poses(bpy.context, Path(args.render), built.armature,
+                                [f.frame for f in parts[0][1].frames])
         print(f"wrote {Path(args.render).resolve()}")
+    if args.report:
+        header = report.facts(args, fmt, total, _given(fmt.import_options, args))
+        try:
+            page = report.write_report(bpy.context, Path(args.report), f"verify {Path(args.model).name}", parts,
+                                       total, built, header)
+        except (OSError, FormatError) as err:
+            print(f"error: {args.report}: cannot write the report ({getattr(err, 'strerror', None) or err})",
+                  file=sys.stderr)
+            return 2
+        print(f"wrote {page}")
     return 0 if total.ok else 1
 
 
@@ -246,8 +325,11 @@ def cmd_export(args) -> int:
     except UnknownFormat as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    if not src.is_file():
-        print(f"error: {src}: no such file", file=sys.stderr)
+    try:
+        _checked(lambda p: paths.check_input(p, max_bytes=None), src)     # Blender reads it: no size limit
+        _checked(paths.check_target, Path(args.output).absolute())
+    except pipeline.IOFailed as err:
+        print(f"error: {err}", file=sys.stderr)
         return 2
     try:
         bpy.ops.wm.open_mainfile(filepath=str(src.resolve()))

@@ -379,7 +379,7 @@ def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
     order = np.lexsort((v, w, j))
     v, j, w = v[order], j[order], w[order]
     brk = np.nonzero((np.diff(j) != 0) | (np.diff(w) != 0))[0] + 1
-    vgroups = obj.vertex_groups
+    vgroups = list(obj.vertex_groups)       # indexing the collection walks its list: walk it once
     for lo, hi in zip(np.r_[0, brk], np.r_[brk, len(v)]):
         if hi > lo:
             vgroups[groups[int(j[lo])][1]].add(v[lo:hi].tolist(), float(w[lo]), "REPLACE")

@@ -49,7 +49,15 @@ def selected_paths(op) -> list[str]:
 
 
 def _axes(op, fmt: Format, scale: float | None = None):
-    return fmt.axes(op.axis_forward, op.axis_up, op.global_scale if scale is None else scale)
+    """The operator's Forward/Up/Scale (or ``scale``); a bad combination
+    (parallel axes, a scale that is not a positive number: a script can set
+    NaN) is IOFailed."""
+    from .pipeline import IOFailed
+
+    try:
+        return fmt.axes(op.axis_forward, op.axis_up, op.global_scale if scale is None else scale)
+    except ValueError as err:
+        raise IOFailed(str(err)) from None
 
 
 def _format_values(op) -> dict:
@@ -177,7 +185,12 @@ class _ModelImport(_FileImport):
                                bone_direction=self.bone_direction, bake=self.bake,
                                import_animations=self.import_animations, set_frame_range=self.set_frame_range,
                                pack_images=self.pack_images)
-        results = pipeline.load_many(context, fmt, selected_paths(self), axes=_axes(self, fmt), options=opts,
+        try:
+            axes = _axes(self, fmt)
+        except pipeline.IOFailed as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        results = pipeline.load_many(context, fmt, selected_paths(self), axes=axes, options=opts,
                                      reader_options=_format_values(self))
         ok = [r for r in results if r.built is not None]
         for r in results:
@@ -271,9 +284,9 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
         from . import pipeline
 
         fmt = self.format
-        # the file's size is the scene's times Scale (as Blender's FBX exporter scales)
-        axes = None if self.use_stored_axes else _axes(self, fmt, 1.0 / self.global_scale)
         try:
+            # the file's size is the scene's times Scale (as Blender's FBX exporter scales)
+            axes = None if self.use_stored_axes else _axes(self, fmt, 1.0 / self.global_scale)
             objs = pipeline.export_objects(context, use_selection=self.use_selection, use_visible=self.use_visible,
                                            use_active_collection=self.use_active_collection,
                                            collection=self.collection)

@@ -17,12 +17,13 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..core.skeleton import SkeletonError
 from ..io.errors import FormatError, Warnings, note
 from ..io.formats import Format, UnknownFormat
 from ..scene import AxisConversion, SceneError
-from ..scene.validate import validate
+from ..scene.validate import check_import_size, validate
 from . import anim_build, anim_extract, armature_extract, bone_axes, builder, extractor, metadata, own_binds
 from .extractor import ExtractError
 from .rollback import Rollback
@@ -71,7 +72,14 @@ def scene_fps(context) -> float:
     return context.scene.render.fps / context.scene.render.fps_base
 
 
+#: What shows progress instead of Blender's window: the command line puts an
+#: ``io.progress.Progress`` (the window manager's progress_* names) here.
+console: Any = None
+
+
 def _progress(context):
+    if console is not None:
+        return console
     wm = getattr(context, "window_manager", None)
     return wm if wm is not None and getattr(context, "window", None) is not None else None
 
@@ -91,6 +99,7 @@ def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None 
         raise IOFailed(f"{Path(first).name}: no mesh and no skeleton to import")
     orientation_note(scene, warnings)
     try:
+        check_import_size(scene)
         warnings.extend(validate(scene, scene_fps(context)))
     except Exception as err:
         raise _fail(err, first) from None

@@ -11,12 +11,17 @@ from mathutils import Vector
 
 from .verify import evaluated_world
 
+#: the camera's place relative to the figure's centre, in figure sizes
+VIEW = (0.45, -1.25, 0.25)
+
 
 def render_poses(context, out: Path, armature, frames, n_poses: int = 3, size=(240, 320), samples: int = 8,
-                 engine: str = "CYCLES"):
+                 engine: str = "CYCLES", before_frame=None):
     """Render ``n_poses`` frames of ``frames`` side by side into the PNG ``out``
     with ``engine`` (CYCLES on the CPU, BLENDER_WORKBENCH or Eevee: BLENDER_EEVEE,
-    or BLENDER_EEVEE_NEXT where Blender 4.x names it so)."""
+    or BLENDER_EEVEE_NEXT where Blender 4.x names it so); ``before_frame(f)``,
+    if given, is called after the scene is set to frame ``f`` and before it
+    renders."""
     scene = context.scene
     meshes = [o for o in scene.objects if o.type == "MESH"]
     each = [evaluated_world(context, o) for o in meshes]
@@ -26,7 +31,7 @@ def render_poses(context, out: Path, armature, frames, n_poses: int = 3, size=(2
     cam_data = bpy.data.cameras.new("PreviewCamera")
     cam = bpy.data.objects.new("PreviewCamera", cam_data)
     scene.collection.objects.link(cam)
-    cam.location = Vector(centre) + Vector((0.45, -1.25, 0.25)) * extent
+    cam.location = Vector(centre) + Vector(VIEW) * extent
     cam.rotation_euler = (Vector(centre) - cam.location).to_track_quat("-Z", "Y").to_euler()
     light_data: Any = bpy.data.lights.new("PreviewSun", "SUN")
     light_data.energy = 3.0
@@ -56,6 +61,8 @@ def render_poses(context, out: Path, armature, frames, n_poses: int = 3, size=(2
     tmp = out.with_suffix(".tile.png")
     for f in picks:
         scene.frame_set(int(f))
+        if before_frame:
+            before_frame(f)
         scene.render.filepath = str(tmp)
         bpy.ops.render.render(write_still=True)
         img: Any = bpy.data.images.load(str(tmp))

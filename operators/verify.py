@@ -5,9 +5,11 @@ far Blender's normals are from the ones the runtime skins."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from ..io.progress import counted
 from ..scene import Scene
 from ..scene import evaluate as oracle
 from . import mesh_arrays
@@ -69,14 +71,37 @@ class Report:
     size: float
     tolerance: float
     normal_deviation: NormalDeviation | None = None
+    #: (reference scene, clips) the oracle played for these frames (the report's overlay)
+    played: Any = None
 
     @property
     def max_error(self) -> float:
-        return max((f.max_error for f in self.frames), default=0.0)
+        """The largest error over the frames; NaN when any frame's is not a
+        number (a NaN must not hide behind the others)."""
+        errors = np.array([f.max_error for f in self.frames], dtype=np.float64)
+        return float(errors.max()) if len(errors) else 0.0
 
     @property
     def ok(self) -> bool:
-        return self.max_error <= self.tolerance
+        """Within the tolerance, and every figure a finite number (a non-finite
+        error, model size or tolerance is a failure, never a pass)."""
+        figures = (self.max_error, self.size, self.tolerance)
+        return bool(np.isfinite(figures).all() and self.max_error <= self.tolerance)
+
+    @property
+    def worst(self) -> FrameError | None:
+        """The frame with the largest error (the first of equals)."""
+        return max(self.frames, key=lambda f: f.max_error, default=None)
+
+    def summary(self, title: str) -> str:
+        """One line: ``title: N frames checked, worst frame F at E of the
+        model size (tolerance T): PASS|FAIL``."""
+        w = self.worst
+        rel = (w.max_error / self.size if self.size else 0.0) if w else 0.0
+        at = f"worst frame {w.frame:g} at {rel:.2e}" if w else "no frame"
+        tol = self.tolerance / self.size if self.size else self.tolerance
+        return (f"{title}: {len(self.frames)} frame{'s' if len(self.frames) != 1 else ''} checked, {at} of the "
+                f"model size (tolerance {tol:.0e}): {'PASS' if self.ok else 'FAIL'}")
 
     def table(self) -> str:
         lines = [f"{'frame':>8} {'max error':>12} {'mean error':>12}"]
@@ -98,6 +123,14 @@ def evaluated_world(context, obj) -> np.ndarray:
     co = mesh_arrays.positions(me)
     m = np.array(ev.matrix_world, dtype=np.float64)
     return co.astype(np.float64) @ m[:3, :3].T + m[:3, 3]
+
+
+def _played(clips) -> str:
+    if clips is None:
+        return "default pose"
+    if isinstance(clips, (list, tuple)):
+        return "layer stack"
+    return repr(clips.name)
 
 
 def evaluated_normals(context, obj) -> np.ndarray:
@@ -140,7 +173,8 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
     a clip, or a layer stack) at each scene frame. The caller sets Blender up
     to play the same (active action or NLA stack). With ``normals``, the
     report also holds the normals' deviation from the runtime's skinned
-    normals (information), on at most NORMAL_FRAMES of the frames."""
+    normals (information), on at most NORMAL_FRAMES of the frames. A long
+    run shows its progress on the command line (``io.progress``)."""
     scene = context.scene
     fps = scene.render.fps / scene.render.fps_base
     frames = [float(f) for f in frames]
@@ -157,7 +191,7 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
     infl = {i: oracle.skin_influences(reference.meshes[i]) for i in corners if reference.meshes[i].skin is not None}
     angles = _Angles()
     out = []
-    for k, (f, want) in enumerate(zip(frames, want_all)):
+    for k, (f, want) in enumerate(counted(f"verify {_played(clips)}", zip(frames, want_all), len(frames))):
         whole = int(np.floor(f))
         scene.frame_set(whole, subframe=float(f - whole))
         errs = [np.linalg.norm(evaluated_world(context, objects[i]) - want[starts[i]:starts[i + 1]], axis=1)
@@ -170,4 +204,4 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
             runtime = runtime[src]
             got = evaluated_normals(context, objects[i])
             angles.add(np.degrees(np.arccos(np.clip(np.sum(got * runtime, axis=1), -1.0, 1.0))))
-    return Report(out, size, rel_tolerance * size, angles.result())
+    return Report(out, size, rel_tolerance * size, angles.result(), played=(reference, clips))

@@ -105,3 +105,63 @@ def validate(scene: Scene, fps: float = 24.0, bones: int | None = None) -> list[
             raise SceneError(f"{label}: {f1 - f0 + 1:.0f} frames x {n_bones} bones is too much to key "
                              f"(at most {MAX_BAKED_KEYS} bone-frames)")
     return warnings
+
+
+def writable(scene: Scene, warnings: list[str]) -> Scene:
+    """``scene`` without the meshes a written file could not carry, each left
+    out with a warning: a mesh with no faces (nothing to see; .X readers
+    such as assimp refuse a mesh without faces) and a mesh whose placement
+    flattens space (an object scaled to zero: nothing to see either, and a
+    singular transform, which readers refuse). The scene itself is not
+    changed: a shallow copy is returned when something is left out."""
+    import dataclasses
+
+    kept = []
+    for m in scene.meshes:
+        a = np.asarray(m.matrix, dtype=np.float64)[:3, :3]
+        scale = max(float(np.abs(a).max()), 1e-300)
+        if not len(m.face_sizes):
+            warnings.append(f"mesh {m.name!r} has no faces: left out (a file's readers need faces; give it "
+                            f"faces to export it)")
+        elif abs(float(np.linalg.det(a))) <= 1e-12 * scale ** 3:
+            warnings.append(f"mesh {m.name!r} is scaled to zero (its placement flattens space): left out, as it "
+                            f"shows nothing (scale it up to export it)")
+        else:
+            kept.append(m)
+    return scene if len(kept) == len(scene.meshes) else dataclasses.replace(scene, meshes=kept)
+
+
+#: The most joints one import builds in Blender (bones, or empties). Blender
+#: makes each bone and each vertex group in time proportional to those
+#: already made (a name check over its list), so building grows with the
+#: square of the joint count: about 1 ms per joint at 10,000 joints on a
+#: 2-vCPU machine, 10 s in all (bench/bench_wide_skeleton.py); the readers
+#: and ``convert`` take up to 100,000 joints in time proportional to them.
+MAX_IMPORT_JOINTS = 10_000
+
+
+def check_import_size(scene: Scene) -> None:
+    """SceneError when the scene has more joints than an import builds
+    (:data:`MAX_IMPORT_JOINTS`), before anything is built."""
+    n = scene.n_joints
+    if n > MAX_IMPORT_JOINTS:
+        raise SceneError(f"{n:,} joints, more than the {MAX_IMPORT_JOINTS:,} an import builds (Blender's time to "
+                         f"make bones and vertex groups grows with the square of their number); convert the file "
+                         f"without Blender instead (python -m legacy_skin_io convert), which takes up to 100,000")
+
+
+#: what to change when an animation has too many frames to write
+FRAME_RATE_FIX = ("lower the frame rate (the scene's, or convert's --fps), or raise the time base of .X input "
+                  "(Ticks per Second, --input-ticks-per-second)")
+
+
+def check_frame_count(clip, fps: float, limit: int) -> None:
+    """SceneError, before anything is sampled, when ``clip`` spans more
+    than ``limit`` whole frames at ``fps`` (or an infinite range: a time
+    base so small that its times overflow)."""
+    with np.errstate(all="ignore"):
+        f0, f1 = clip.frame_range(fps)
+        n = f1 - f0
+    if not (np.isfinite(n) and n < limit):
+        raise SceneError(f"animation {clip.name!r}: {n:.4g} frames at {fps:g} fps, more than the {limit:,} a file "
+                         f"takes: {FRAME_RATE_FIX}")

@@ -70,20 +70,47 @@ def _tables(stdout: str) -> dict[str, tuple[float, float, list[list[float]]]]:
 # ---------------------------------------------------------------------------
 # RiTE
 
+def _summaries(stdout: str) -> dict[str, tuple[int, float, float, float, str]]:
+    """{title: (frames checked, worst frame, its error / model size, tolerance, PASS|FAIL)}
+    from verify's summary lines (one per animation)."""
+    out = {}
+    for line in stdout.splitlines():
+        m = re.match(r"^(.*): (\d+) frames? checked, worst frame (\S+) at (\S+) of the model size "
+                     r"\(tolerance (\S+)\): (PASS|FAIL)$", line)
+        if m:
+            out[m.group(1)] = (int(m.group(2)), float(m.group(3)), float(m.group(4)), float(m.group(5)),
+                               m.group(6))
+    return out
+
+
 def test_rite_verify_exit_codes(tmp_path):
     ok = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", "--blend", tmp_path / "h.blend")
     assert ok.returncode == 0, ok.stderr[-2000:]
     assert _verdict(ok.stdout)[0] == "PASS" and (tmp_path / "h.blend").exists()
-    rows = _rows(ok.stdout)
-    assert [r[0] for r in rows] == list(range(65))      # walk.raa's 33 frames, then its loop 1..32 again
-    assert "normals (information, not checked)" in ok.stdout
-    assert all(0.0 <= r[2] <= r[1] for r in rows)
-    strict = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", "--tolerance", "1e-12")
+    # by default one line per animation, no per-frame table
+    assert _rows(ok.stdout) == []
+    (title, (n, worst, rel, tol, word)), = _summaries(ok.stdout).items()
+    assert title == "'walk': frames 0-64" and n == 65 and word == "PASS" and tol == 1e-5
+    assert 0.0 < rel <= 1e-5
+    assert "normals (information, not checked)" not in ok.stdout
+    # --frames (-v): the table as well, walk.raa's 33 frames, then its loop 1..32 again; the summary
+    # names its worst row
+    strict = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", "--tolerance", "1e-12", "--frames")
     assert strict.returncode == 1 and _verdict(strict.stdout)[0] == "FAIL"
     assert "Traceback" not in strict.stderr
+    rows = _rows(strict.stdout)
+    assert [r[0] for r in rows] == list(range(65))
+    assert all(0.0 <= r[2] <= r[1] for r in rows)
+    assert "normals (information, not checked)" in strict.stdout      # with the table, the normals' line
+    _, max_error, verdict_rel = _verdict(strict.stdout)
+    size = max_error / verdict_rel
+    (n, worst, rel, tol, word), = _summaries(strict.stdout).values()
+    top = max(r[1] for r in rows)          # the table rounds: the worst frame is one of its largest
+    assert (n, word, tol) == (65, "FAIL", 1e-12) and {r[0]: r[1] for r in rows}[worst] == top
+    assert rel == pytest.approx(top / size, rel=0.01)
     # --keys-only: the file's keys (Blender interpolates each of the walk's spans as the runtime does):
     # the runtime's poses to float32 rounding; over the tolerance it fails too
-    keys = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", "--keys-only", "--tolerance", "1e-12")
+    keys = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", "--keys-only", "--tolerance", "1e-12", "-v")
     word, _, rel = _verdict(keys.stdout)
     assert keys.returncode == 1 and word == "FAIL", keys.stderr[-2000:]
     assert 0.0 < rel < 1e-5            # well within the default tolerance
@@ -98,7 +125,7 @@ def test_rite_verify_takes_the_mergeable_mix():
     tables = {}
     for mix in ("weighted", "animator_2006"):
         r = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", RITE / "wave.raa", "--weights", "0.5", "0.5",
-                 "--mix", mix)
+                 "--mix", mix, "--frames")
         assert r.returncode == 0, (mix, r.stdout[-2000:], r.stderr[-2000:])
         assert _verdict(r.stdout)[0] == "PASS"
         tables[mix] = _rows(r.stdout)
@@ -128,11 +155,12 @@ def test_rite_broken_input_exits_2_naming_the_line(tmp_path):
 
 def test_x_verify_every_set_every_frame(tmp_path):
     path = X / "directx-sdk" / "tiny_4anim.x"   # 4 sets, no AnimTicksPerSecond
-    r = _run("verify", path, "--blend", tmp_path / "tiny.blend")
+    r = _run("verify", path, "--blend", tmp_path / "tiny.blend", "--frames")
     assert r.returncode == 0, r.stderr[-2000:]
     assert "Traceback" not in r.stderr
     xf = read_xfile(path)
     tables = _tables(r.stdout)
+    summaries = _summaries(r.stdout)
     assert list(tables) == [s.name for s in xf.animation_sets]
     size = oracle.size(by_id("xfile").adapter.read_scene([path], warnings=[]))
     for aset in xf.animation_sets:
@@ -141,6 +169,10 @@ def test_x_verify_every_set_every_frame(tmp_path):
         assert (first, last) == (0.0, float(np.ceil(last_tick / (xf.anim_ticks_per_second or 4800) * FPS - 1e-6)))
         assert [row[0] for row in rows] == list(np.arange(first, last + 1.0))   # every frame, in order
         assert all(len(row) == 3 and 0.0 <= row[2] <= row[1] <= 1e-5 * size for row in rows)
+        n, worst, rel, _, word = summaries[f"'{aset.name}': frames {first:g}-{last:g}"]
+        top = max(row[1] for row in rows)          # the table rounds: the worst frame is one of its largest
+        assert (n, word) == (len(rows), "PASS") and {row[0]: row[1] for row in rows}[worst] == top
+        assert rel == pytest.approx(top / size, rel=0.01, abs=1e-12)
     verdicts = [ln for ln in r.stdout.splitlines() if ln.startswith(("PASS", "FAIL"))]
     assert len(verdicts) == 1 and verdicts[0].startswith("PASS: max error")
     assert f"over {sum(len(t[2]) for t in tables.values())} frames" in verdicts[0]
@@ -149,7 +181,7 @@ def test_x_verify_every_set_every_frame(tmp_path):
 
 def test_x_verify_exit_codes_bake_and_tolerance():
     path = X / "assimp" / "BCN_Epileptic.X"
-    baked = _run("verify", path, "--bake")
+    baked = _run("verify", path, "--bake", "-v")
     assert baked.returncode == 0 and _verdict(baked.stdout)[0] == "PASS", baked.stderr[-2000:]
     assert len(_rows(baked.stdout)) == 81
     strict = _run("verify", path, "--tolerance", "1e-12")
@@ -158,7 +190,7 @@ def test_x_verify_exit_codes_bake_and_tolerance():
 
 
 def test_x_verify_without_animation_checks_the_default_pose():
-    r = _run("verify", X / "directx-sdk" / "mslogo.x")   # binary, one top-level mesh, no frames
+    r = _run("verify", X / "directx-sdk" / "mslogo.x", "-v")   # binary, one top-level mesh, no frames
     assert r.returncode == 0, r.stderr[-2000:]
     assert "default pose (no animation)" in r.stdout and _verdict(r.stdout)[0] == "PASS"
     assert [row[0] for row in _rows(r.stdout)] == [0.0]
@@ -183,7 +215,7 @@ def test_verify_takes_the_formats_options(tmp_path):
     from x_rigs import chain_file
 
     path = chain_file(tmp_path / "dense.x", np.arange(56))
-    r = _run("verify", path, "--ticks-per-second", "24")
+    r = _run("verify", path, "--ticks-per-second", "24", "--frames")
     assert r.returncode == 0, r.stderr[-2000:]
     (first, last, rows), = _tables(r.stdout).values()
     assert (first, last, len(rows)) == (0.0, 55.0, 56)

@@ -124,9 +124,10 @@ def test_command_line_and_convert(bpy, toy, toy_files, tmp_path, capsys, ev):
     rig, anim = toy_files
     # verify: Blender's import (model, then the animation onto it) against the oracle, at twice the speed
     capsys.readouterr()
-    assert cli.main(["verify", str(rig), str(anim), "--speed", "2"]) == 0
+    assert cli.main(["verify", str(rig), str(anim), "--speed", "2", "--frames"]) == 0
     out = capsys.readouterr().out
     assert "PASS" in out and _rows(out) == 18, out[-2000:]          # frames 0-17, not 0-33
+    assert "'walk': frames 0-17: 18 frames checked, worst frame " in out
     # import to a .blend, export it back with the format's option
     blend = tmp_path / "h.blend"
     assert cli.main(["import", str(rig), str(anim), "-o", str(blend)]) == 0
@@ -144,7 +145,7 @@ def test_command_line_and_convert(bpy, toy, toy_files, tmp_path, capsys, ev):
     assert cli.main(["convert", str(rig), str(anim), "-o", str(x), "--input-speed", "2",
                      "--ticks-per-second", "4800"]) == 0
     capsys.readouterr()
-    assert cli.main(["verify", str(x)]) == 0
+    assert cli.main(["verify", str(x), "-v"]) == 0
     out = capsys.readouterr().out
     assert "PASS" in out and _rows(out) == 18, out[-2000:]
     # convert .x -> toy, and Blender plays that toy rig as the oracle says

@@ -151,7 +151,8 @@ def test_convert_keeps_the_frames_of_a_frame_numbered_file(tmp_path):
     rate, so that every reader plays them at that speed)."""
     from legacy_skin_io.cli import main
 
-    assert main(["convert", str(CHARACTER), "-o", str(tmp_path / "c.ram")]) == 0
+    # RAA cannot carry its animated translation and scale (~31% of the model size): exit 3 unless accepted
+    assert main(["convert", str(CHARACTER), "-o", str(tmp_path / "c.ram"), "--accept-loss"]) == 0
     raa = read_raa(tmp_path / "c_ArmatureAction.raa")
     assert raa.frame_count == 221
     assert main(["convert", str(CHARACTER), "-o", str(tmp_path / "c.x")]) == 0

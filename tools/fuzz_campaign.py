@@ -1,19 +1,35 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""A larger hostile-input campaign through the operators (the CI-sized one
-is tests/test_hostile_blender.py).
+"""A larger hostile campaign through the operators and the command line
+(the CI-sized ones are tests/test_hostile_blender.py and tests/test_robust_*.py).
 
-    python3.11 tools/run.py py tools/fuzz_campaign.py [--count 400] [--seed 1] [--batch 50]
+    python3.11 tools/run.py py tools/fuzz_campaign.py [--count 400] [--exports 462] [--no-cli] [--seed 1] [--batch 50]
 
-Cases: every structural attack of tests/test_xfile_hostile.py, and
-``--count`` mutants (byte flips, truncations, hostile numbers, dropped or
-repeated lines) of each corpus file and sample. Each batch runs in a child
-process that imports every case with bpy.ops into an empty scene and checks:
-the result is FINISHED or a one-line RuntimeError that is no internal error,
-a failure leaves the scene as it was, imported vertices are finite, each case takes < 30 s, and the
-child's resident memory stays < 1.5 GB. The parent reports crashes (a child
-killed by a signal), hangs (a batch past its time limit) and every failed
-check, with the case to reproduce it, and exits 1 if there was any.
+Cases:
+
+* imports: every structural attack of tests/test_xfile_hostile.py, and
+  ``--count`` mutants (byte flips, truncations, hostile numbers, dropped or
+  repeated lines) of each corpus file and sample;
+* exports (tools/fuzz_exports.py): ``--exports`` combinations of a hostile
+  scene (a prop scaled to zero, a mesh without faces, a NaN vertex, a scale
+  of 1e30, an action a million frames long at 1 fps, odd names, a bone
+  scaled to zero, an empty scene ...) and a hostile target (a FIFO, a device
+  node, a folder, links to a device, to a file and to nowhere, a missing
+  folder, a file as a folder, names of 255 and 256 bytes, a folder where a
+  RAA goes ...) through every export operator;
+* the command line (unless ``--no-cli``): ``convert``, ``import``,
+  ``verify`` and ``export`` with hostile inputs, outputs and option values,
+  each in its own process.
+
+Each batch of imports and exports runs in a child process into an empty
+scene and checks: the result is FINISHED or a one-line RuntimeError that is
+no internal error, a failed import leaves the scene as it was, imported
+vertices are finite, what an export wrote reads back, no export replaced
+anything but a regular file or left a temporary file (fuzz_exports.py),
+each case takes < 30 s, and the child's resident memory stays < 1.5 GB. The
+parent reports crashes (a child killed by a signal), hangs (a batch past
+its time limit) and every failed check, with the case to reproduce it, and
+exits 1 if there was any.
 """
 from __future__ import annotations
 
@@ -29,6 +45,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fuzz_exports  # noqa: E402
+
 CASE_SECONDS = 30.0
 MEMORY_LIMIT = 1.5 * 1024 ** 3
 
@@ -60,7 +79,16 @@ def child(batch_file: str) -> int:
     legacy_skin_io.register()
     batch = json.loads(Path(batch_file).read_text())
     tmp = Path(tempfile.mkdtemp())
-    for op, name, path in batch:
+    for case in batch:
+        if case["kind"] == "export":
+            t = time.perf_counter()
+            problems = fuzz_exports.run_export(bpy, case, tmp)
+            dt = time.perf_counter() - t
+            if dt > CASE_SECONDS:
+                problems.append(f"took {dt:.1f} s")
+            print(json.dumps({"name": case["name"], "seconds": round(dt, 3), "problems": problems}), flush=True)
+            continue
+        op, name, path = case["op"], case["name"], case["path"]
         bpy.ops.wm.read_homefile(use_empty=True)
         before = {k: sorted(x.name for x in getattr(bpy.data, k)) for k in ("objects", "meshes", "armatures",
                                                                          "materials", "actions", "images")}
@@ -101,16 +129,20 @@ def main(argv=None) -> int:
     ap.add_argument("--count", type=int, default=200, help="mutants per source file (default 200)")
     ap.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     ap.add_argument("--batch", type=int, default=50, help="cases per child process (default 50)")
+    ap.add_argument("--exports", type=int, default=len(fuzz_exports.SCENES) * len(fuzz_exports.TARGETS)
+                    * len(fuzz_exports.EXPORTS), help="export cases (default: every scene x target x operator)")
+    ap.add_argument("--no-cli", action="store_true", help="leave out the command-line cases")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         return child(args.child)
     work = Path(tempfile.mkdtemp(prefix="lsio-fuzz-"))
-    all_cases = []
+    all_cases: list[dict] = []
     for i, (op, name, data) in enumerate(cases(args.count, args.seed)):
         p = work / f"case{i}{'.ram' if op == 'rite' else '.x'}"
         p.write_bytes(data)
-        all_cases.append((op, name, str(p)))
+        all_cases.append({"kind": "import", "op": op, "name": name, "path": str(p)})
+    all_cases += list(fuzz_exports.export_cases(args.exports, args.seed))
     findings, done, slowest = [], 0, (0.0, "")
     t0 = time.time()
     for start in range(0, len(all_cases), args.batch):
@@ -122,7 +154,7 @@ def main(argv=None) -> int:
                                   timeout=CASE_SECONDS * len(batch) + 60, cwd=ROOT,
                                   env=dict(os.environ))
         except subprocess.TimeoutExpired:
-            findings.append((batch[0][1], "batch hung past its time limit"))
+            findings.append((batch[0]["name"], "batch hung past its time limit"))
             continue
         seen = set()
         for line in proc.stdout.splitlines():
@@ -135,9 +167,21 @@ def main(argv=None) -> int:
             for p in r["problems"]:
                 findings.append((r["name"], p))
         if proc.returncode != 0:
-            crashed = next((c for c in batch if c[1] not in seen), batch[-1])
-            findings.append((crashed[1], f"child exited with {proc.returncode}: {proc.stderr[-300:]!r}"))
+            crashed = next((c for c in batch if c["name"] not in seen), batch[-1])
+            findings.append((crashed["name"], f"child exited with {proc.returncode}: {proc.stderr[-300:]!r}"))
         print(f"{done}/{len(all_cases)} cases, {len(findings)} findings, {time.time() - t0:.0f} s", flush=True)
+    if not args.no_cli:
+        cli = list(fuzz_exports.cli_cases(work))
+        for k, (name, argv, folder) in enumerate(cli):
+            t = time.perf_counter()
+            problems = fuzz_exports.run_cli(name, argv, folder, seconds=120.0)
+            dt = time.perf_counter() - t
+            done += 1
+            slowest = max(slowest, (dt, name))
+            findings += [(f"cli {name}", p) for p in problems]
+            if (k + 1) % 20 == 0 or k + 1 == len(cli):
+                print(f"command line: {k + 1}/{len(cli)} cases, {len(findings)} findings, {time.time() - t0:.0f} s",
+                      flush=True)
     print(f"slowest case: {slowest[1]} ({slowest[0]:.2f} s)")
     for name, problem in findings:
         print(f"FINDING {name}: {problem}")

@@ -22,8 +22,11 @@ import numpy as np
 
 from ...core import quat, sampling
 from ...scene import AxisConversion, Clip, Mesh, Scene, Skeleton
-from ..errors import FormatError, Warnings
+from ...scene.validate import check_frame_count
+from ..atomic import Batch
+from ..errors import Deviation, FormatError, Warnings
 from ..rows import dedupe_rows
+from .lexer import MAX_FRAMES
 from .model import RaaAnimation, RaaTrack, RamModel, RiteJoint
 from .to_scene import FORMAT, default_axes, read_scene
 from .writer import _validate_raa, _validate_ram, write_raa, write_ram
@@ -358,6 +361,7 @@ def _face_normals(p: np.ndarray, corners: np.ndarray, sizes: np.ndarray, starts:
 
 def _clip_frames(clip: Clip, fps: float) -> np.ndarray:
     """Whole frames 0..ceil(end) of a clip."""
+    check_frame_count(clip, fps, MAX_FRAMES)         # before sampling them (a RAA's limit)
     end = clip.frame_range(fps)[1]
     last = max(int(np.ceil(end - 1e-9)), 0)
     return np.arange(last + 1)
@@ -501,18 +505,16 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, fps: f
         used.add(name.lower())
         anims.append((raa_from_clip(scene, clip, build.ram, axes=fwd, fps=fps, name=name, warnings=warnings),
                       path.with_name(name + ".raa")))
-    # Never half-write: every file is checked before any is written (a bad
-    # record, a target that is not a file), and the model the user chose is
-    # replaced last, once its animations are written.
+    # Never half-write: every record is checked before any file is written,
+    # and the files are one batch: every target checked (only a new path or
+    # a regular file is replaced), all written, then all renamed, or none.
     _validate_ram(build.ram, path)
     for a, p in anims:
         _validate_raa(a, p)
-    for p in [path] + [p for _, p in anims]:
-        if p.exists() and not p.is_file():
-            raise FormatError("cannot write file: a folder (or another non-file) has that name", path=p)
-    for a, p in anims:
-        write_raa(a, p)
-    write_ram(build.ram, path)
+    with Batch() as batch:          # all files or none (io.atomic)
+        for a, p in anims:
+            write_raa(a, p, batch)
+        write_ram(build.ram, path, batch)
     written = [str(path)] + [str(p) for _, p in anims]
     # The RAM alone shows the default pose exactly (the meshes are re-skinned
     # to it); what it cannot carry shows when the RAAs play.
@@ -521,7 +523,8 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, fps: f
         dev, where = _measure(scene, fwd, str(path), [str(p) for _, p in anims],
                               [np.arange(a.frame_count) for a, _ in anims], fps, build.size)
         if dev > REPORT:
-            warnings.append(_carry_warning(build, found, f"by up to {dev:.2e} of the model size ({where})"))
+            warnings.append(Deviation(_carry_warning(build, found, f"by up to {dev:.2e} of the model size ({where})"),
+                                      dev, where))
     return written
 
 

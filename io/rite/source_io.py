@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import FormatError
+from ..paths import read_input
 
 
 def stem_of(path) -> str:
@@ -12,11 +13,7 @@ def stem_of(path) -> str:
 
 
 def load_bytes(path) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError as exc:
-        raise FormatError(f"cannot read file: {exc.strerror or exc}", path=path) from None
+    return read_input(path)
 
 
 def text_bytes(text, path=None) -> bytes:

@@ -240,8 +240,9 @@ def read_scene(paths, *, axes: AxisConversion | AutoAxes | None = None,
     warnings = warnings if warnings is not None else Warnings()
     paths = [str(p) for p in paths]
     models = [p for p in paths if Path(p).suffix.lower() == ".ram"]
-    if len(models) != 1:
-        raise FormatError(f"give exactly one .ram model (got {len(models)})")
+    if len(models) != 1:        # named: the first file given, or the second model
+        raise FormatError(f"give exactly one .ram model (got {len(models)})",
+                          path=models[1] if len(models) > 1 else paths[0] if paths else None)
     ram = read_ram(models[0], warnings=warnings)
     scene = read_oriented(axes or default_axes(),
                           lambda conv, sink: scene_from_ram(ram, path=models[0], axes=conv, warnings=sink), warnings)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..atomic import write_atomic
+from ..atomic import Batch, write_atomic
 from ..errors import FormatError
 from ..numtext import format_rows
 from .lexer import FLOAT_LIMIT, MAX_FRAMES, MAX_JOINTS, MAX_NAME_LENGTH, MAX_TRACKS, MIN_QUATERNION_LENGTH
@@ -40,16 +40,18 @@ def raa_to_text(a: RaaAnimation) -> str:
     return b"".join(_raa_chunks(a, None, errors=_TEXT)).decode("utf-8", _TEXT)
 
 
-def write_ram(m: RamModel, path) -> None:
-    """Write ``m`` to ``path`` (temp file in the same directory, then ``os.replace``)."""
+def write_ram(m: RamModel, path, batch: Batch | None = None) -> None:
+    """Write ``m`` to ``path`` (temp file in the same directory, then ``os.replace``;
+    with ``batch``, when the batch commits)."""
     _validate_ram(m, path)
-    write_atomic(path, _ram_chunks(m, path, validated=True))
+    write_atomic(path, _ram_chunks(m, path, validated=True), batch)
 
 
-def write_raa(a: RaaAnimation, path) -> None:
-    """Write ``a`` to ``path`` (temp file in the same directory, then ``os.replace``)."""
+def write_raa(a: RaaAnimation, path, batch: Batch | None = None) -> None:
+    """Write ``a`` to ``path`` (temp file in the same directory, then ``os.replace``;
+    with ``batch``, when the batch commits)."""
     _validate_raa(a, path)
-    write_atomic(path, _raa_chunks(a, path, validated=True))
+    write_atomic(path, _raa_chunks(a, path, validated=True), batch)
 
 
 # -- formatting -------------------------------------------------------------------

@@ -7,9 +7,11 @@ import numpy as np
 
 from ...core import quat, sampling
 from ...scene import AxisConversion, Clip, Mesh, Scene
+from ...scene.validate import MAX_FRAME, check_frame_count
 from ..errors import FormatError, Warnings
 from ..rows import dedupe_rows
 from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, key_from_rotation, shown_alpha
+from .key_tables import MAX_KEY_TIME
 from .model import XAnimationSet, XFile, XMaterial, XMesh
 from .names import file_names, report, text_identifier
 
@@ -25,9 +27,24 @@ def _is_identity(m: np.ndarray) -> bool:
     return bool(np.array_equal(np.asarray(m, dtype=np.float64), np.eye(4)))
 
 
+#: AnimTicksPerSecond is a DWORD
+MAX_TICKS_PER_SECOND = 2 ** 32 - 1
+
+
+def check_ticks(ticks: np.ndarray, what: str) -> None:
+    """Key times the file can hold: a DWORD below 2^31 (what D3DX and our
+    reader take); past that, FormatError saying which settings to change."""
+    if len(ticks) and not (np.isfinite(ticks).all() and np.abs(ticks).max() < MAX_KEY_TIME):
+        peak = float(np.nanmax(np.abs(np.where(np.isfinite(ticks), ticks, np.inf))))
+        raise FormatError(f"{what}: key times reach {peak:.4g} ticks, past the .X limit of {MAX_KEY_TIME - 1}: "
+                          f"set a lower Ticks per Second (--ticks-per-second), a higher frame rate (the scene's, "
+                          f"or convert's --fps), or shorten the animation")
+
+
 def _whole_ticks(times: np.ndarray, what: str, warnings: list[str]) -> np.ndarray:
     """Key times as whole ticks (a DWORD in the file)."""
     ticks = np.round(np.asarray(times, dtype=np.float64))
+    check_ticks(ticks, what)
     notes = []
     if len(ticks) and np.abs(ticks - times).max() > 1e-6:
         notes.append(f"{what}: key times rounded to whole ticks (a higher ticks per second keeps them)")
@@ -353,6 +370,7 @@ class _SceneWriter:
                     aset.animations.append(anim)
             return aset
         # any other clip: baked at every whole frame of the clip
+        check_frame_count(clip, self.fps, MAX_FRAME)     # before baking them (Blender's range)
         frames, times = clip.bake_frames(self.fps)
         if clip.cycle is not None and clip.cycle[1] - clip.cycle[0] > 0 and len(frames) > 1:
             frames, times = frames[:-1], times[:-1]      # not the cycle's wrap key
@@ -382,6 +400,9 @@ class _SceneWriter:
             if itps < 1 or abs(itps - tps) > 1e-9:
                 self.warnings.append(f"ticks per second {tps:g} is not a whole number: {max(itps, 1)} used")
                 itps = max(itps, 1)
+            if itps > MAX_TICKS_PER_SECOND:
+                raise FormatError(f"ticks per second {itps} is past the .X limit of {MAX_TICKS_PER_SECOND} (a DWORD): "
+                                  f"set a lower Ticks per Second (--ticks-per-second)")
             rates = {r for r in (self.own_rate(c) for c in self.scene.clips if self.keyed(c)) if r is not None}
             if rates - {float(itps)}:
                 self.warnings.append(f"key times rescaled from {', '.join(f'{r:g}' for r in sorted(rates))} "

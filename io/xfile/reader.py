@@ -6,6 +6,7 @@ import os
 import re
 
 from ..errors import FormatError, Warnings
+from ..paths import read_input
 from . import limits, mszip
 from .binary_tokens import BinaryTokens
 from .model import XFile
@@ -38,12 +39,7 @@ def read_xfile_bytes(data: bytes, path: str | os.PathLike | None = None) -> XFil
 
 
 def read_xfile(path: str | os.PathLike) -> XFile:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise FormatError(f"cannot read file: {exc.strerror or exc}", path=path) from None
-    return read_xfile_bytes(data, path)
+    return read_xfile_bytes(read_input(path), path)
 
 
 def _read(data: bytes, path) -> XFile:

@@ -22,6 +22,17 @@ from .time_base import AUTO, TimeBase, choose
 FLATTENED = 1e-5
 
 
+def _with_joints(sk: Skeleton, extra: list) -> Skeleton:
+    """``sk`` and the joints ``extra`` ((name, parent, bind) each, identity
+    local transform) after its own."""
+    n = len(extra)
+    return Skeleton(list(sk.names) + [e[0] for e in extra],
+                    np.concatenate([sk.parents, np.array([e[1] for e in extra], dtype=np.int64)]),
+                    np.concatenate([sk.local, np.tile(np.eye(4), (n, 1, 1))]),
+                    np.concatenate([sk.bind, np.array([e[2] for e in extra]).reshape(n, 4, 4)]),
+                    np.concatenate([sk.has_bind, np.ones(n, dtype=bool)]), extras=sk.extras)
+
+
 class _Reader:
     def __init__(self, xf: XFile, axes: AxisConversion, path: str, warnings: list[str],
                  time_base: TimeBase | None = None):
@@ -217,6 +228,7 @@ class _Reader:
               parent: int) -> Skin:
         mw = world[parent] if parent >= 0 else np.eye(4)
         vs, js, ws, offs = [], [], [], {}
+        seen: dict[int, list] = {}
         for sw in m.skin_weights:
             j = by_name.get(sw.frame_name)
             if j is None:
@@ -229,7 +241,10 @@ class _Reader:
             except np.linalg.LinAlgError:
                 raise FormatError(f"mesh {name!r}: SkinWeights {sw.frame_name!r}: matrixOffset is singular",
                                   path=self.path) from None
-            if not sk.has_bind[j]:      # another mesh may bind it differently: each mesh keeps its offsets
+            j = self._offset_joint(j, off, b, sk, seen, name)
+            if j >= len(sk):
+                pass                       # a joint of its own (self._extra), bound to this offset
+            elif not sk.has_bind[j]:      # another mesh may bind it differently: each mesh keeps its offsets
                 sk.bind[j] = b
                 sk.has_bind[j] = True
             offs[j] = off
@@ -243,6 +258,37 @@ class _Reader:
         joints = np.array(sorted(offs), dtype=np.int64)
         ib = np.array([offs[j] for j in joints]).reshape(-1, 4, 4)
         return Skin(joints, ib, cat(vs, np.int64), cat(js, np.int64), cat(ws, np.float64))
+
+    def _offset_joint(self, j: int, off: np.ndarray, bind: np.ndarray, sk: Skeleton, seen: dict, mesh: str) -> int:
+        """The joint that skins the SkinWeights of frame ``j`` with matrixOffset
+        ``off`` in one mesh. Direct3D makes each SkinWeights a bone of its own
+        (its frame found by name: the first frame of that name), with its own
+        offset. Several SkinWeights of one frame with the same offset are one
+        joint (their weights add up); one with another offset (two frames of
+        one name, or a frame named again) becomes a joint of its own, a child
+        of the frame that moves with it (identity transform), so the mesh
+        deforms as Direct3D deforms it. Reported."""
+        known = seen.setdefault(j, [])
+        tol = 1e-6 * max(1.0, float(np.abs(off).max()))
+        for o, joint in known:
+            if np.abs(o - off).max() <= tol:
+                return joint
+        if not known:
+            known.append((off, j))
+            return j
+        taken = set(sk.names) | {n for n, _, _ in self._extra}
+        k = len(known)
+        new = f"{sk.names[j]}_offset{k}"
+        while new in taken:
+            k += 1
+            new = f"{sk.names[j]}_offset{k}"
+        self._extra.append((new, j, bind))
+        joint = len(sk) + len(self._extra) - 1
+        known.append((off, joint))
+        self.warnings.append(f"mesh {mesh!r}: SkinWeights name frame {sk.names[j]!r} again with another "
+                             f"matrixOffset: skinned by a joint of its own under it, {new!r}, as Direct3D "
+                             f"skins it (frames are found by name: the first of a name)")
+        return joint
 
     def _loosen_singular(self, sk: Skeleton, placed: list[tuple[XMesh, int]], by_name: dict[str, int]) -> None:
         """Frames whose matrix flattens space (SDK scene.x: a camera frame with
@@ -289,6 +335,7 @@ class _Reader:
 
     def scene(self, name: str) -> Scene:
         sk = self.skeleton()
+        self._extra: list[tuple[str, int, np.ndarray]] = []     # joints of extra offsets (_offset_joint)
         by_name: dict[str, int] = {}
         world = None
         placed = self.placed()
@@ -310,6 +357,9 @@ class _Reader:
                                  f"places them, faces turned to point the way the normals say: {', '.join(names[:8])}"
                                  f"{' ...' if len(names) > 8 else ''} (export writes the file's winding back)")
         clips = []
+        if sk is not None and self._extra:
+            sk = _with_joints(sk, self._extra)
+            world = sk.world()
         if sk is not None:
             rig.resolve_binds(sk.parents, sk.order, sk.local, world, sk.bind)
             clips = [self.clip(s, i, sk, by_name) for i, s in enumerate(self.xf.animation_sets)]
@@ -321,6 +371,7 @@ class _Reader:
         positions, frame and skin (no faces, normals, UVs or materials), and
         the frames each AnimationSet animates (no keys)."""
         sk = self.skeleton()
+        self._extra = []
         by_name = self.by_name() if sk is not None else {}
         world = sk.world() if sk is not None else None
         empty = np.zeros(0, dtype=np.int64)
@@ -330,6 +381,8 @@ class _Reader:
             if m.skin_weights and sk is not None:
                 mesh.skin = self._skin(m, mesh.name, sk, by_name, world, f)
             meshes.append(mesh)
+        if sk is not None and self._extra:
+            sk = _with_joints(sk, self._extra)
         clips = []
         for aset in self.xf.animation_sets if sk is not None else ():
             animated = np.zeros(len(sk), dtype=bool)
@@ -449,7 +502,7 @@ def read_scene(paths, *, axes: AxisConversion | AutoAxes | None = None, warnings
 
     paths = [str(p) for p in paths]
     if len(paths) != 1:
-        raise FormatError(f"give exactly one .x file (got {len(paths)})")
+        raise FormatError(f"give exactly one .x file (got {len(paths)})", path=paths[1] if len(paths) > 1 else None)
     return scene_from_xfile(read_xfile(paths[0]), path=paths[0], axes=axes, warnings=warnings,
                             time_base=time_base, ticks_per_second=ticks_per_second)
 

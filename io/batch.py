@@ -1,0 +1,284 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""``convert DIR -o OUTDIR --to EXT``: a whole folder, without Blender.
+
+Every model file below DIR (by suffix, any registered format; subfolders
+too, symbolic links to folders not followed, OUTDIR left out when it lies
+inside DIR) is converted with the animation files that go with it to
+OUTDIR/<the same subfolder>/<its stem><EXT>. An animation file goes with
+the model file of its format in its folder: the only one, or else the one
+whose stem, followed by ``_``, begins its stem (``hero.ram`` takes
+``hero_walk.raa``, as ``convert`` names them); one that goes with no model
+is reported as failed.
+
+Each model is one job (:func:`.convert.convert_files`, which never raises);
+``--jobs N`` runs N at once in worker processes. A bad file never stops the
+others: the end is a table of every file (converted, its loss and warnings;
+failed, with the one-line reason) and a count. Exit status: 2 if any
+failed, else :data:`.convert.EXIT_LOSS` if any deviates over the loss
+limit, else 0.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import export_options, options
+from .convert import EXIT_LOSS, INPUT, Outcome, convert_files, limit
+from .formats import FORMATS, Format, UnknownFormat, for_path
+from .progress import Progress
+
+
+@dataclass
+class Job:
+    """One model file and its animation files, and where they go."""
+
+    inputs: list[str]
+    output: str
+    name: str                       # the model's path below DIR, for the table
+    fps: float = 24.0
+    read_options: dict | None = None
+    write_options: dict | None = None
+    path_mode: str | None = None
+
+
+def importable() -> bool:
+    """Whether a fresh Python process can import this package by its name
+    (a worker process does): not inside Blender's extension namespace."""
+    import importlib.util
+
+    top = __name__.split(".")[0]
+    return top != "bl_ext" and importlib.util.find_spec(top) is not None
+
+
+def run_job(job: Job) -> Outcome:
+    """Convert one job (in a worker process or not): never raises."""
+    try:
+        Path(job.output).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        return Outcome(job.inputs, job.output, error=f"{Path(job.output).parent}: cannot make the folder "
+                                                     f"({err.strerror or err})")
+    return convert_files(job.inputs, job.output, fps=job.fps, read_options=job.read_options,
+                         write_options=job.write_options, path_mode=job.path_mode)
+
+
+def _format_of(name: str) -> tuple[Format, bool] | None:
+    """(format, is an animation file) of a file name, by suffix only."""
+    suffix = Path(name).suffix.lower()
+    for f in FORMATS:
+        if suffix in f.model_suffixes:
+            return f, False
+        if suffix in f.anim_suffixes:
+            return f, True
+    return None
+
+
+def _owner(anim: str, models: list[str]) -> str | None:
+    """The model an animation file goes with (file names of one folder and format)."""
+    if len(models) == 1:
+        return models[0]
+    stem = Path(anim).stem.lower()
+    fits = [m for m in models if stem.startswith(Path(m).stem.lower() + "_")]
+    return max(fits, key=len) if fits else None
+
+
+def find_jobs(root: Path, out_root: Path, suffix: str) -> tuple[list[Job], list[Outcome]]:
+    """The jobs of every model below ``root`` (sorted by path), and the
+    animation files that go with no model (as failed outcomes)."""
+    root, out_root = root.resolve(), out_root.resolve()
+    jobs: list[Job] = []
+    orphans: list[Outcome] = []
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        dirs[:] = sorted(d for d in dirs if (here / d).resolve() != out_root)
+        by_format: dict[str, tuple[list[str], list[str]]] = {}
+        for name in sorted(files):
+            kind = _format_of(name)
+            if kind is not None and (here / name).is_file():
+                by_format.setdefault(kind[0].id, ([], []))[kind[1]].append(name)
+        for models, anims in by_format.values():
+            taken: dict[str, list[str]] = {m: [] for m in models}
+            for a in anims:
+                owner = _owner(a, models)
+                if owner is None:
+                    why = "no model file in its folder" if not models else \
+                        f"several model files in its folder and none named as its prefix ({', '.join(models)})"
+                    orphans.append(Outcome([str(here / a)], "", error=f"{a}: an animation with {why}"))
+                else:
+                    taken[owner].append(a)
+            for m in models:
+                rel = (here / m).relative_to(root)
+                out = out_root / rel.parent / (Path(m).stem + suffix)
+                jobs.append(Job([str(here / m)] + [str(here / a) for a in taken[m]], str(out), rel.as_posix()))
+    jobs.sort(key=lambda j: j.name)
+    return jobs, orphans
+
+
+def _clashes(jobs: list[Job]) -> dict[int, str]:
+    """Jobs that would write the same file as an earlier one (a.x and a.ram
+    in one folder, to the same format): index -> the earlier job's name."""
+    seen: dict[str, str] = {}
+    out = {}
+    for i, j in enumerate(jobs):
+        key = os.path.normcase(j.output)
+        if key in seen:
+            out[i] = seen[key]
+        else:
+            seen[key] = j.name
+    return out
+
+
+def _options(args, jobs: list[Job], out_fmt: Format, warnings: list[str]) -> None:
+    """Each job's reader and writer options from the command line (checked;
+    flags no input or output format has are reported)."""
+    in_formats = {for_path(j.inputs[0]).id: for_path(j.inputs[0]) for j in jobs}
+    read = {fid: options.given(args, f.import_options, prefix=INPUT) for fid, f in in_formats.items()}
+    write = options.given(args, out_fmt.export_options)
+    mine = [s for f in in_formats.values() for s in f.import_options]
+    for flag in options.unused(args, mine, prefix=INPUT):
+        warnings.append(f"{flag}: not an option of the input files' formats, ignored")
+    for flag in options.unused(args, out_fmt.export_options + export_options.CONVERT):
+        warnings.append(f"{flag}: not an option of {out_fmt.label} output, ignored")
+    shared = options.given(args, export_options.CONVERT)
+    for j in jobs:
+        j.fps = args.fps
+        j.read_options = read[for_path(j.inputs[0]).id]
+        j.write_options = write
+        j.path_mode = shared.get("path_mode")
+
+
+def _size(job: Job) -> int:
+    total = 0
+    for p in job.inputs:
+        try:
+            total += os.stat(p).st_size
+        except OSError:
+            pass
+    return total
+
+
+def convert_all(jobs: list[Job], workers: int = 1) -> list[Outcome]:
+    """Every job's outcome, in the jobs' order; ``workers`` > 1 runs them in
+    that many processes. A progress line counts them on stderr."""
+    results: list[Outcome | None] = [None] * len(jobs)
+    clashes = _clashes(jobs)
+    for i, earlier in clashes.items():
+        results[i] = Outcome(jobs[i].inputs, jobs[i].output,
+                             error=f"{jobs[i].name}: its output {Path(jobs[i].output).name} is also {earlier}'s")
+    todo = [i for i in range(len(jobs)) if i not in clashes]
+    failed = 0
+    with Progress("convert", len(jobs)) as progress:
+        progress.update(len(clashes))
+
+        def done(i: int, outcome: Outcome) -> None:
+            nonlocal failed
+            results[i] = outcome
+            failed += bool(outcome.error)
+            progress.update(sum(r is not None for r in results), note=f"{failed} failed" if failed else "")
+
+        if workers <= 1 or len(todo) <= 1:
+            for i in todo:
+                done(i, run_job(jobs[i]))
+        else:
+            # spawn, never fork: a forked child inherits the locks other threads (the progress
+            # line's, Blender's) held at that moment and can hang on them
+            spawn = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=spawn) as pool:
+                # the largest first, so that no long one is left for the end while the others wait
+                todo.sort(key=lambda i: -_size(jobs[i]))
+                futures = {pool.submit(run_job, jobs[i]): i for i in todo}
+                for fut in as_completed(futures):
+                    i = futures[fut]
+                    try:
+                        done(i, fut.result())
+                    except Exception as err:        # the worker died (killed, out of memory)
+                        done(i, Outcome(jobs[i].inputs, jobs[i].output,
+                                        error=f"{jobs[i].name}: the worker process failed ({type(err).__name__})"))
+    return [r for r in results if r is not None]
+
+
+def table(names: list[str], outcomes: list[Outcome], loss_limit: float | None) -> list[str]:
+    """The summary: one row per file (result, loss, warnings, file, detail)."""
+    width = max([len(n) for n in names] + [4])
+    rows = [f"{'result':<9} {'loss':>8} {'warn':>4}  {'file':<{width}}  detail"]
+    for name, o in zip(names, outcomes):
+        if o.error:
+            result, detail = "FAILED", o.error
+        elif o.over(loss_limit):
+            result, detail = "LOSS", f"written; deviates {o.loss:.2e} of the model size ({o.where})"
+        else:
+            anims = len(o.inputs) - 1
+            result, detail = "converted", f"{len(o.written)} file(s) written" + \
+                (f" (with {anims} animation file(s))" if anims else "")
+        loss = f"{o.loss:.2e}" if o.loss is not None else "-"
+        warn = str(len(o.warnings)) if not o.error else "-"
+        rows.append(f"{result:<9} {loss:>8} {warn:>4}  {name:<{width}}  {detail}")
+    return rows
+
+
+def run(args) -> int:
+    """``convert DIR -o OUTDIR --to EXT [--jobs N]``."""
+    root, out_root = Path(args.inputs[0]), Path(args.output)
+    models = ", ".join(s for f in FORMATS for s in f.model_suffixes)
+    if not args.to:
+        print(f"error: {root}: a folder converts with --to EXT, the format to write ({models})", file=sys.stderr)
+        return 2
+    suffix = "." + args.to.lower().lstrip(".")
+    try:
+        out_fmt = for_path("x" + suffix, sniff=False)
+    except UnknownFormat:
+        out_fmt = None
+    if out_fmt is None or suffix not in out_fmt.model_suffixes:
+        print(f"error: --to {args.to}: not a model format (one of {models})", file=sys.stderr)
+        return 2
+    if args.jobs < 1:
+        print(f"error: --jobs must be at least 1, not {args.jobs}", file=sys.stderr)
+        return 2
+    workers = args.jobs
+    if workers > 1 and not importable():
+        print("warning: --jobs: worker processes need the package importable on its own (python -m "
+              "legacy_skin_io, not blender --command): converting in this process", file=sys.stderr)
+        workers = 1
+    if not (args.max_loss >= 0):
+        print(f"error: --max-loss must be a fraction >= 0, not {args.max_loss}", file=sys.stderr)
+        return 2
+    if out_root.exists() and not out_root.is_dir():
+        print(f"error: {out_root}: not a folder (convert DIR writes into a folder)", file=sys.stderr)
+        return 2
+    jobs, orphans = find_jobs(root, out_root, suffix)
+    warnings: list[str] = []
+    try:
+        _options(args, jobs, out_fmt, warnings)
+    except options.OptionError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if not jobs and not orphans:
+        print(f"error: {root}: no model file ({models}) in it", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    outcomes = convert_all(jobs, workers)
+    seconds = time.perf_counter() - t0
+    for o in outcomes:
+        if o.internal:                      # a bug: the traceback for a report
+            print(o.internal, end="", file=sys.stderr)
+    names = [j.name for j in jobs] + [Path(o.inputs[0]).resolve().relative_to(root.resolve()).as_posix()
+                                      for o in orphans]
+    outcomes += orphans
+    loss_limit = limit(args)
+    for row in table(names, outcomes, loss_limit):
+        print(row)
+    failed = sum(bool(o.error) for o in outcomes)
+    lossy = sum(o.over(loss_limit) for o in outcomes)
+    converted = len(outcomes) - failed - lossy
+    what = f"{lossy} over the loss limit {loss_limit:g} (written; --accept-loss accepts them), " if lossy else ""
+    print(f"{len(outcomes)} file(s) in {seconds:.1f} s ({workers} job{'s' if workers > 1 else ''}): "
+          f"{converted} converted, {what}{failed} failed; written below {out_root.resolve()}")
+    if failed:
+        return 2
+    return EXIT_LOSS if lossy else 0
