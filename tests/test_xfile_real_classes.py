@@ -152,6 +152,24 @@ def test_faces_wound_against_their_normals_under_a_mirror_are_kept(path):
     assert not [w for w in warnings if "wound against their own normals" in w]
 
 
+@pytest.mark.parametrize("name", ["test_cube_text.x", "test_cube_binary.x", "test_cube_compressed.x"])
+def test_a_skin_that_takes_the_mirror_back_out_keeps_the_winding(name):
+    """The cube's frame mirrors, its skin's matrixOffset @ frame does not:
+    Direct3D skins it without the mirror, so its own-space winding (8 of 12
+    faces agree with the stored normals) is what it shows: kept."""
+    xf = read_xfile(X / "assimp" / name)
+    (m,) = all_meshes(xf)
+    frames = {f.name: f for f in xf.all_frames()}
+    placed = frames["Cube"].matrix @ frames["Root"].matrix
+    assert np.linalg.det(placed[:3, :3]) < 0 and _placement_signs(xf)[id(m)] > 0
+    stored = _file_agreement(m)
+    assert (stored > 0).sum() == 8 and (stored < 0).sum() == 4
+    warnings: list[str] = []
+    (mesh,) = read_scene([X / "assimp" / name], warnings=warnings).meshes
+    assert "xfile" not in mesh.extras and not [w for w in warnings if "wound" in w]
+    assert np.array_equal(_scene_agreement(mesh), stored)
+
+
 def test_extraanim_normals_turned_against_positions_turn_nothing():
     """extraanim.X stores world-space normals, up to 92 degrees off its faces:
     a rule per face would turn a quarter of two meshes."""
