@@ -127,7 +127,9 @@ class Mesh:
     name: str
     positions: np.ndarray          # (V, 3)
     face_sizes: np.ndarray         # (F,)
-    corners: np.ndarray            # (L,) vertex of each corner, faces counter-clockwise
+    # (L,) vertex of each corner, faces counter-clockwise as shown where the mesh is
+    # placed (a placement that mirrors shows the other side of its own space's winding)
+    corners: np.ndarray
     normals: np.ndarray | None = None        # (L, 3) per corner, unit
     uvs: np.ndarray | None = None            # (L, 2) per corner, v up
     colors: np.ndarray | None = None         # (V, 4) per vertex, RGBA

@@ -259,6 +259,42 @@ def test_a_mirrored_skinned_cube_faces_out_and_exports_its_own(bpy, path, tmp_pa
     assert _front_volume(bpy, obj) > 0 and _agreement(obj.data) == 1.0
 
 
+def _away(faces: np.ndarray) -> float:
+    """Fraction of a convex solid's faces ((F, k, 3) corner points) wound
+    away from its centre."""
+    c = faces.mean(axis=1)
+    g = np.cross(faces, np.roll(faces, -1, axis=1)).sum(axis=1)
+    return float((np.einsum("ij,ij->i", c - c.mean(axis=0), g) > 0).mean())
+
+
+@pytest.mark.parametrize("scale", [(-1.0, 1.0, 1.0), (1.0, 1.0, 1.0), (-2.0, -1.0, -0.5)],
+                         ids=["mirrored", "plain", "three mirrors"])
+def test_an_object_that_mirrors_exports_the_side_it_shows(bpy, tmp_path, scale):
+    """A cube scaled through a mirror in Blender still shows out (Blender
+    judges a mirrored object's faces by its data): the .X file shows it out
+    too, to assimp and to the importer, whose object is then free of mirrors."""
+    bpy.ops.mesh.primitive_cube_add()
+    obj = bpy.context.active_object
+    obj.scale = scale
+    bpy.context.view_layer.update()
+    assert _front_volume(bpy, obj) > 0
+    out = tmp_path / "cube.x"
+    assert bpy.ops.export_scene.xfile(filepath=str(out)) == {"FINISHED"}
+    (m,) = all_meshes(read_xfile(out))
+    normals = m.normals[m.normal_face_indices].reshape(-1, 4, 3).sum(axis=1)
+    g = np.cross(m.positions[m.face_indices].reshape(-1, 4, 3),
+                 np.roll(m.positions[m.face_indices].reshape(-1, 4, 3), -1, axis=1)).sum(axis=1)
+    assert (np.einsum("ij,ij->i", g, normals) * np.sign(np.prod(scale)) > 0).all()
+    if shutil.which("assimp"):
+        assert _away(_assimp_faces(out, tmp_path / "assimp")) == 1.0
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.import_scene.xfile(filepath=str(out)) == {"FINISHED"}
+    _arm, meshes = imported(bpy)
+    (back,) = meshes.values()
+    assert np.linalg.det(np.array(back.matrix_world)[:3, :3]) > 0
+    assert _front_volume(bpy, back) > 0 and _agreement(back.data) == 1.0
+
+
 # ---------------------------------------------------------------- materials by name
 def test_materials_inside_frames_colour_their_meshes(bpy, capfd):
     assert bpy.ops.import_scene.xfile(filepath=str(CRAFTED / "materials_in_frames.x")) == {"FINISHED"}
