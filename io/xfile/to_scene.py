@@ -190,12 +190,12 @@ class _Reader:
         vote = np.zeros(V)
         for sw in m.skin_weights:
             j = by_name.get(sw.frame_name)
-            vi = np.asarray(sw.vertex_indices, dtype=np.int64)
+            w = np.asarray(sw.weights, dtype=np.float64)
+            vi = np.asarray(sw.vertex_indices, dtype=np.int64)[:len(w)]
             if j is None or not len(vi):
                 continue
             ok = (vi >= 0) & (vi < V)
-            w = np.asarray(sw.weights, dtype=np.float64)[:len(vi)]
-            np.add.at(vote, vi[ok[:len(w)]], w[ok[:len(w)]] * sign(np.asarray(sw.matrix_offset) @ self.file_world[j]))
+            np.add.at(vote, vi[ok], w[:len(vi)][ok] * sign(np.asarray(sw.matrix_offset) @ self.file_world[j]))
         vertex = np.where(vote != 0, np.sign(vote), own)
         face = np.bincount(np.repeat(np.arange(F), sizes), weights=vertex[idx], minlength=F)
         return np.where(face != 0, np.sign(face), own)
