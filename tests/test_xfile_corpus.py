@@ -129,6 +129,9 @@ FACTS = {
     "real/blitz-research__blitz3d/ship.x": dict(
         storage="txt", float_size=32, meshes=[('x3dc_2', 231, 156, 0)],
         frames=7, roots=['x3dc_1'], sets=[('x3dc_0', 6, 12)], tps=None),
+    "real/walbourn__directx-sdk-legacy-samples/quadlow.x": dict(
+        storage="txt", float_size=32, meshes=[("pSphereShape1", 4, 2, 0)],
+        frames=4, roots=["DXCC_ROOT"], sets=[], tps=None),
     "crafted/alpha_zero_half_one.x": dict(
         storage="txt", float_size=32, meshes=[("ZeroBox", 8, 12, 0), ("HalfBox", 8, 12, 0), ("OneBox", 8, 12, 0)],
         frames=3, roots=["Zero", "Half", "One"], sets=[], tps=None),
