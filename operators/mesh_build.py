@@ -11,7 +11,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..core import rebind, sampling
+from ..core import faces, rebind, sampling
 from ..io.errors import note
 from ..scene import Material, Mesh, Scene
 from ..scene import evaluate as oracle
@@ -20,6 +20,9 @@ from . import attribute_nodes, mesh_arrays, metadata, own_binds, textures
 if TYPE_CHECKING:
     from .builder import Built
 
+#: the mirror baked into the data of a mesh object whose placement mirrors
+#: (object space x -> -x): the object's matrix times it is free of mirrors
+MIRROR = np.array([-1.0, 1.0, 1.0])
 #: Blender's material creation slows down quadratically: beyond this many
 #: materials, materials that look the same share one Blender material (each
 #: face keeps its own in the MATERIAL_ATTR face attribute).
@@ -99,9 +102,13 @@ def material_groups(scene: Scene) -> np.ndarray:
 
 
 def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups: np.ndarray,
-               placement: rebind.SkinPlacement | None = None) -> Any:
+               placement: rebind.SkinPlacement | None = None, mirror: bool = False) -> Any:
     """A mesh object for scene mesh ``mi``; a skinned mesh's vertices as
-    ``placement`` stores them (re-expressed vertices' normals turned with them)."""
+    ``placement`` stores them (re-expressed vertices' normals turned with
+    them), times :data:`MIRROR` with ``mirror`` (:func:`mirrored`). Shading
+    uses the normals read in mesh space (``Mesh.normal_matrix``) and made to
+    agree with their faces (``core.faces.agreeing_normals``); the
+    :data:`metadata.NORMAL_ATTR` attribute keeps the file's own."""
     scene = built.scene
     m = scene.meshes[mi]
     label = f"mesh {m.name!r}"
@@ -110,8 +117,8 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
     kept, src, sizes, starts = valid_faces(m, built.warnings, label)
     loop_v = np.asarray(m.corners, dtype=np.int64)[src]
     me.vertices.add(V)
-    mesh_arrays.write(me, "position", "FLOAT_VECTOR", "POINT",
-                      m.positions if placement is None else placement.positions)
+    positions = np.asarray(m.positions if placement is None else placement.positions, dtype=np.float64)
+    mesh_arrays.write(me, "position", "FLOAT_VECTOR", "POINT", positions * MIRROR if mirror else positions)
     me.loops.add(len(loop_v))
     me.polygons.add(len(sizes))
     mesh_arrays.write(me, ".corner_vert", "INT", "CORNER", loop_v)
@@ -136,14 +143,21 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
             turn = np.linalg.inv(placement.vertex_transform[loop_v]).swapaxes(1, 2)   # normals: inverse transpose
             n = np.einsum("nij,nj->ni", turn, n)
             n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-30)
-        n = n.astype(np.float32)
+        shown = n
+        if m.normal_matrix is not None:
+            shown = n @ np.asarray(m.normal_matrix, dtype=np.float64).T
+            shown /= np.maximum(np.linalg.norm(shown, axis=1, keepdims=True), 1e-30)
+        if mirror:          # (a mirror turns the faces over, their normals stay out)
+            n, shown, positions = n * MIRROR, shown * MIRROR, positions * MIRROR
+        shown, _ = faces.agreeing_normals(shown, positions, sizes, loop_v)
+        n, shown = n.astype(np.float32), shown.astype(np.float32)
         per_vertex = np.zeros((V, 3), dtype=np.float32)
-        per_vertex[loop_v] = n
-        if np.array_equal(per_vertex[loop_v], n):      # one normal per vertex: the cheaper per-vertex call
+        per_vertex[loop_v] = shown
+        if np.array_equal(per_vertex[loop_v], shown):      # one normal per vertex: the cheaper per-vertex call
             me.normals_split_custom_set_from_vertices(per_vertex)
         else:
-            me.normals_split_custom_set(n)
-        # the exact normals, for a lossless export (custom normals are stored quantised)
+            me.normals_split_custom_set(shown)
+        # the file's exact normals, for a lossless export (custom normals are stored quantised)
         mesh_arrays.write(me, metadata.NORMAL_ATTR, "FLOAT_VECTOR", "CORNER", n)
     # no Mesh.validate(): valid_faces and the scene's validation leave it nothing
     # to fix (the tests run it on every imported mesh, hostile files included)
@@ -201,23 +215,47 @@ def skin_binds(scene: Scene, default_world: np.ndarray) -> np.ndarray:
     return rebind.choose_binds(sk.bind, default_world, skins) if len(skins) > 1 else sk.bind
 
 
+def _placed(built: Built, mi: int, default_world: np.ndarray | None,
+            placement: rebind.SkinPlacement | None) -> np.ndarray:
+    """Where mesh ``mi``'s object puts its data at the default pose."""
+    m = built.scene.meshes[mi]
+    if placement is not None:
+        return placement.matrix
+    if default_world is not None:
+        return oracle.placement(built.scene, m, default_world)
+    return np.asarray(m.matrix, dtype=np.float64)
+
+
+def mirrored(built: Built, mi: int, default_world: np.ndarray | None,
+             placement: rebind.SkinPlacement | None) -> bool:
+    """True when mesh ``mi``'s object would be placed through a mirror (its
+    world matrix at the default pose has a negative determinant; under a
+    bone too, whose pose and rest split cancel out). Blender shows a
+    mirrored object's faces as its own space winds them, Direct3D as the
+    screen does: such a mesh gets :data:`MIRROR` in its data instead, so
+    that Blender shows the side Direct3D shows (``io/xfile/facing.py``)."""
+    return bool(np.linalg.det(_placed(built, mi, default_world, placement)[:3, :3]) < 0)
+
+
 def place_mesh(built: Built, mi: int, obj, default_world: np.ndarray | None,
-               placement: rebind.SkinPlacement | None = None) -> None:
+               placement: rebind.SkinPlacement | None = None, mirror: bool = False) -> None:
     """Skinned meshes: parented to the armature where ``placement`` puts
     them, vertex groups, Armature modifier (of binds of their own when their
     joints disagree). Rigid meshes under a bone: parented to it. Anything
-    else: at its default-pose placement. The exact placement is kept in the
+    else: at its default-pose placement. With ``mirror`` the data holds
+    :data:`MIRROR` and every matrix is taken times it (recorded as "mirror"
+    in the mesh's metadata, for export). The exact placement is kept in the
     mesh's metadata (Blender stores float32)."""
     scene = built.scene
     m = scene.meshes[mi]
     arm = built.armature
-    mw = (oracle.placement(scene, m, default_world) if default_world is not None
-          else np.asarray(m.matrix, dtype=np.float64))
-    if placement is not None:
-        mw = placement.matrix
+    flip = np.diag(np.append(MIRROR, 1.0)) if mirror else np.eye(4)
+    mw = _placed(built, mi, default_world, placement) @ flip
     meta = metadata.load(obj, metadata.MESH_KEY) or {}
     meta.update(world=np.asarray(mw).reshape(-1), parent=int(m.parent),
                 matrix=np.asarray(m.matrix, dtype=np.float64).reshape(-1))
+    if mirror:
+        meta["mirror"] = MIRROR
     metadata.store(obj, metadata.MESH_KEY, meta)
     if m.skin is not None and arm is not None:
         obj.parent = arm
@@ -236,11 +274,11 @@ def place_mesh(built: Built, mi: int, obj, default_world: np.ndarray | None,
         obj.parent_bone = bone.name
         tail = np.eye(4)
         tail[1, 3] = -bone.length
-        set_local_matrix(obj, tail @ built.rest.rest_to_bind[bi] @ np.asarray(m.matrix))
+        set_local_matrix(obj, tail @ built.rest.rest_to_bind[bi] @ np.asarray(m.matrix) @ flip)
         return
     if m.parent in built.empties:
         obj.parent = built.empties[m.parent]
-        set_local_matrix(obj, np.asarray(m.matrix))
+        set_local_matrix(obj, np.asarray(m.matrix) @ flip)
         return
     obj.matrix_basis = Matrix(mw.tolist())
 
@@ -419,12 +457,15 @@ def build_meshes(context, built: Built, pack_images: bool, default_world: np.nda
     if len(mats) < len(scene.materials):
         note(built.warnings, f"{len(scene.materials)} materials: the {len(mats)} distinct looks were made "
                              f"(faces keep their own in the {metadata.MATERIAL_ATTR!r} attribute)")
-    moved, own = [], []
+    moved, own, flipped = [], [], []
     for mi in range(len(scene.meshes)):
         placement = skin_placement(built, mi, default_world, size) if default_world is not None else None
-        obj = build_mesh(context, built, mi, mats, groups, placement)
-        place_mesh(built, mi, obj, default_world, placement)
+        mirror = mirrored(built, mi, default_world, placement)
+        obj = build_mesh(context, built, mi, mats, groups, placement, mirror)
+        place_mesh(built, mi, obj, default_world, placement, mirror)
         built.meshes[mi] = obj
+        if mirror:
+            flipped.append(repr(obj.name))
         if placement is not None and not placement.exact:
             own.append(f"{obj.name!r} ({int(placement.conflict.sum())} vertices)")
         elif placement is not None and placement.moved.any():
@@ -432,6 +473,11 @@ def build_meshes(context, built: Built, pack_images: bool, default_world: np.nda
     if moved:
         built.warnings.append(f"{len(moved)} skinned mesh(es) bound in another pose than the armature's: their "
                               f"vertices re-expressed in its bind pose (exact): {', '.join(moved[:8])}")
+    if flipped:
+        note(built.warnings, f"{len(flipped)} mesh(es) placed through a mirror: the mirror is in their vertices, "
+                             f"their objects' matrices are free of it, so their faces show the side Direct3D "
+                             f"shows (export writes the file's own back): {', '.join(flipped[:8])}"
+                             f"{' ...' if len(flipped) > 8 else ''}")
     if own:
         built.warnings.append(f"{len(own)} skinned mesh(es) whose joints' binds differ from the armature's in "
                               f"ways no vertex position can absorb deform with binds of their own (an armature "

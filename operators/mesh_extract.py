@@ -215,6 +215,27 @@ def _texture_path(mat) -> str | None:
     return bpy.path.abspath(raw, library=img.library) if raw.startswith("//") else raw
 
 
+def _mirror(meta: dict) -> np.ndarray | None:
+    """The mirror the builder put into a mesh object's data (x -> -x; the
+    object's matrices are free of it), or None."""
+    d = meta.get("mirror")
+    if isinstance(d, list) and len(d) == 3 and all(abs(abs(float(x)) - 1.0) == 0 for x in d):
+        return np.array(d, dtype=np.float64)
+    return None
+
+
+def _turned_over(order, sizes: np.ndarray, L: int) -> np.ndarray:
+    """``order`` (corner indices, face after face) with each face's corners
+    reversed. Blender shows an object whose matrix mirrors by its data's
+    winding, a .X reader by the winding after the mirror: the scene's faces
+    are wound as shown where placed, so such an object's are turned over."""
+    idx = np.arange(L, dtype=np.int64)[order]
+    sizes = np.asarray(sizes, dtype=np.int64)
+    ends = np.repeat(np.cumsum(sizes) - 1, sizes)
+    local = np.arange(len(idx)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    return idx[ends - local]
+
+
 def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_materials: list,
             apply_modifiers: bool, warnings: list[str]) -> Mesh:
     """A scene mesh from a mesh object: skinned (vertex groups naming the
@@ -236,6 +257,8 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
             me.polygons.foreach_get("loop_total", sizes)
             order = np.repeat(starts.astype(np.int64), sizes) + (
                 np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes))
+        if np.linalg.det(matrix(obj.matrix_world)[:3, :3]) < 0:
+            order = _turned_over(order, sizes, L)
         mat_idx = mesh_arrays.face_materials(me)
         out = Mesh(obj.name, co.astype(np.float64), sizes.astype(np.int64), corners.astype(np.int64)[order])
         attr = me.attributes.get(metadata.NORMAL_ATTR)
@@ -247,6 +270,11 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
         corner_n = n.reshape(-1, 3).astype(np.float64)[order]
         length = np.linalg.norm(corner_n, axis=1, keepdims=True)
         out.normals = corner_n / np.where(length > 0, length, 1.0)
+        meta = metadata.load(obj, metadata.MESH_KEY) or {}
+        mirror = _mirror(meta)
+        if mirror is not None:      # the builder's mirror back out of the data (into the matrices below)
+            out.positions = out.positions * mirror
+            out.normals = out.normals * mirror
         if me.uv_layers.active is not None and L:
             out.uvs = mesh_arrays.uv_map(me, me.uv_layers.active).astype(np.float64)[order]
         ca = me.color_attributes.active_color if hasattr(me.color_attributes, "active_color") else None
@@ -257,7 +285,6 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
         elif ca is not None:
             warnings.append(f"{obj.name}: colour attribute {ca.name!r} on {ca.domain} not exported")
         slots = [s.material for s in obj.material_slots]
-        meta = metadata.load(obj, metadata.MESH_KEY) or {}
         own = me.attributes.get(metadata.MATERIAL_ATTR)
         if slots and own is not None and own.domain == "FACE" and meta.get("materials"):
             # several scene materials shared a Blender material: restore each face's own
@@ -293,6 +320,8 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
             if np.abs(exact - world).max() <= 1e-6 * max(1.0, float(np.abs(exact).max())):
                 world = exact            # not moved since the import: the file's own numbers
                 unmoved = True
+        flip = np.diag(np.append(mirror, 1.0)) if mirror is not None else np.eye(4)
+        world = world @ flip
         out.matrix = world
         if skeleton_rig is not None:
             arm = skeleton_rig.obj
@@ -331,7 +360,7 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
                 tail[1, 3] = bone.length
                 out.parent = j
                 out.matrix = (np.linalg.inv(skeleton_rig.rest.rest_to_bind[bi]) @ tail
-                              @ matrix(obj.matrix_parent_inverse) @ matrix(obj.matrix_basis))
+                              @ matrix(obj.matrix_parent_inverse) @ matrix(obj.matrix_basis) @ flip)
         if me.shape_keys is not None and len(me.shape_keys.key_blocks) > 1:
             warnings.append(f"{obj.name}: shape keys are not exported (the basis shape is)")
         return out

@@ -127,7 +127,9 @@ class Mesh:
     name: str
     positions: np.ndarray          # (V, 3)
     face_sizes: np.ndarray         # (F,)
-    corners: np.ndarray            # (L,) vertex of each corner, faces counter-clockwise
+    # (L,) vertex of each corner, faces counter-clockwise as shown where the mesh is
+    # placed (a placement that mirrors shows the other side of its own space's winding)
+    corners: np.ndarray
     normals: np.ndarray | None = None        # (L, 3) per corner, unit
     uvs: np.ndarray | None = None            # (L, 2) per corner, v up
     colors: np.ndarray | None = None         # (V, 4) per vertex, RGBA
@@ -137,6 +139,9 @@ class Mesh:
     matrix: np.ndarray = field(default_factory=lambda: np.eye(4))
     skin: Skin | None = None
     extras: dict = field(default_factory=dict)
+    #: (3, 3) takes ``normals`` into mesh space where the file stores them in
+    #: another space (its frame's): shading uses that, export writes them as stored
+    normal_matrix: np.ndarray | None = None
 
     @property
     def face_starts(self) -> np.ndarray:

@@ -15,7 +15,9 @@ still has to deliver is marked on exactly that case:
 * animation length: every animation whose keys span some time lasts more
   than 2 frames and less than 10 minutes at the scene's frame rate;
 * faces out: the corner normals agree with their face's normal on at least
-  95% of the corners (what the viewport shades);
+  95% of the corners (what the viewport shades), and every closed mesh
+  (each edge between two faces wound the same way) encloses a positive
+  volume as Blender shows it (its faces point out, whatever its normals);
 * no unknown objects: no warning about skipped unknown objects;
 * self-check silent: no self-check warning (Blender's default pose is the
   file's).
@@ -56,16 +58,7 @@ ITEMS = ("imports", "visible", "standing", "animation length", "faces out", "no 
          "self-check silent")
 
 #: cases that do not hold yet, with the reason
-PENDING: dict[tuple[str, str], str] = {
-    # a skinned cube under a mirroring root whose stored normals agree with its winding on 8 of its
-    # 12 faces in its own space: the mirror turns it inside-out in Direct3D and in Blender
-    ("test_cube_text.x", "faces out"): "mirrored placement of a mesh whose normals agree with its winding",
-    ("test_cube_binary.x", "faces out"): "mirrored placement of a mesh whose normals agree with its winding",
-    ("test_cube_compressed.x", "faces out"): "mirrored placement of a mesh whose normals agree with its winding",
-    # normals stored in the frame's space (turned 150 degrees): the winding is right, the shading is not
-    ("inside_out_mirror_root.x", "faces out"): "normals read in the frame's space are kept as stored",
-    ("jet.x", "faces out"): "mixed winding inside one mesh (0.5-0.63 of each mesh's faces)",
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 
 def _corpus() -> list[Path]:
@@ -148,6 +141,7 @@ def _look(bpy, target: str, folder: str) -> dict:
     meshes = [o for o in objs if o.type == "MESH"]
     out["transparent"] = _transparent(meshes)
     out["faces_out"] = _faces_out(meshes)
+    out["inside_out"] = _inside_out(bpy, meshes)
     arms = [o for o in objs if o.type == "ARMATURE"]
     out["height"] = None
     if path.name in STANDING and arms:
@@ -218,6 +212,44 @@ def _faces_out(meshes) -> float:
     return agree / total if total else 1.0
 
 
+def _inside_out(bpy, meshes) -> list[str]:
+    """Closed meshes (every directed edge's reverse belongs to another face:
+    consistently wound, no border) whose evaluated mesh, in the object's
+    space (Blender shows a mirrored object's faces as its space winds them),
+    encloses a negative volume: shown inside out."""
+    dg = bpy.context.evaluated_depsgraph_get()
+    out = []
+    for o in meshes:
+        ev = o.evaluated_get(dg)
+        me = ev.to_mesh()
+        try:
+            L, F = len(me.loops), len(me.polygons)
+            p = np.zeros(len(me.vertices) * 3, dtype=np.float32)
+            me.vertices.foreach_get("co", p)
+            cv = np.zeros(L, dtype=np.int64)
+            me.loops.foreach_get("vertex_index", cv)
+            sizes = np.zeros(F, dtype=np.int64)
+            me.polygons.foreach_get("loop_total", sizes)
+        finally:
+            ev.to_mesh_clear()
+        if not L:
+            continue
+        p = p.reshape(-1, 3).astype(np.float64)
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        face = np.repeat(np.arange(F), sizes)
+        nxt = np.arange(L) + 1
+        nxt[starts + sizes - 1] = starts
+        edges = {(int(a), int(b)) for a, b in zip(cv, cv[nxt])}
+        if len(edges) != L or any((b, a) not in edges for a, b in edges):
+            continue                    # open, or wound both ways: no inside to tell
+        # signed volume: the fan of each face from its first corner, against the origin
+        first = p[cv[starts]][face]
+        vol = float(np.einsum("ij,ij->i", first, np.cross(p[cv], p[cv[nxt]])).sum()) / 6.0
+        if vol < 0:
+            out.append(o.name)
+    return out
+
+
 @pytest.mark.parametrize("target,item", _cases())
 def test_a_default_import_looks_right(bpy_ext, tmp_path_factory, capfd, target, item):
     folder = str(_folder(tmp_path_factory))
@@ -241,6 +273,7 @@ def test_a_default_import_looks_right(bpy_ext, tmp_path_factory, capfd, target, 
         assert lengths and all(2.0 < n < 600 * look["fps"] for n in lengths.values()), lengths
     elif item == "faces out":
         assert look["faces_out"] >= 0.95, look["faces_out"]
+        assert not look["inside_out"], look["inside_out"]
     elif item == "no unknown objects":
         assert not [w for w in warnings if re.search(r"unknown .*object", w)], warnings
     elif item == "self-check silent":

@@ -65,6 +65,36 @@ def _scene_agreement(mesh) -> np.ndarray:
     return np.sign(np.einsum("ij,ij->i", g, s))
 
 
+def _placement_signs(xf) -> dict:
+    """Per parsed mesh (by id): -1 where Direct3D places it through a mirror
+    at the default pose, else +1: the determinant of its frames' product
+    (row vectors, child first), or for a skinned mesh of its joints'
+    ``matrixOffset @ frame`` matrices, weighted by their weights."""
+    world: dict = {}
+    out: dict = {}
+
+    def walk(frame, parent):
+        w = np.asarray(frame.matrix, dtype=np.float64) @ parent
+        world[frame.name] = w
+        for m in frame.meshes:
+            out[id(m)] = w
+        for c in frame.children:
+            walk(c, w)
+
+    for root in xf.frames:
+        walk(root, np.eye(4))
+    signs = {}
+    for m in all_meshes(xf):
+        vote = 0.0
+        for sw in m.skin_weights:
+            d = np.linalg.det((np.asarray(sw.matrix_offset) @ world[sw.frame_name])[:3, :3])
+            vote += float(np.sum(sw.weights)) * np.sign(d)
+        if not vote:
+            vote = np.linalg.det(out.get(id(m), np.eye(4))[:3, :3])
+        signs[id(m)] = -1.0 if vote < 0 else 1.0
+    return signs
+
+
 def _corner_points(xf):
     return [m.positions[m.face_indices] for m in all_meshes(xf)]
 
@@ -100,20 +130,44 @@ def test_dwarf_materials_are_opaque_and_keep_alpha_zero(tmp_path):
 
 # ---------------------------------------------------------------- faces
 @pytest.mark.parametrize("path", MIRRORED, ids=lambda p: p.name)
-def test_faces_wound_against_their_normals_are_turned(path):
+def test_faces_wound_against_their_normals_under_a_mirror_are_kept(path):
+    """Blender's and DXCC's exporters put a mirror above the mesh and store
+    the winding it turns back: inside out in the mesh's own space, out where
+    Direct3D shows it (after the mirror). The scene keeps that winding (its
+    faces are counter-clockwise as placed); the builder bakes the mirror
+    into the Blender data (test_corpus_defaults_blender.py looks)."""
     xf = read_xfile(path)
+    signs = _placement_signs(xf)
     before = [_file_agreement(m) for m in all_meshes(xf)]
     assert all((v > 0).mean() < 0.01 for v in before)           # inside out as stored (0: degenerate faces)
+    assert all(signs[id(m)] < 0 for m in all_meshes(xf))         # ... and placed through a mirror
     warnings: list[str] = []
     sc = read_scene([path], warnings=warnings)
     for mesh, m in zip(sc.meshes, all_meshes(xf)):
-        v = _scene_agreement(mesh)
-        assert (v < 0).mean() < 0.01 and (v > 0).mean() > 0.9, mesh.name
-        assert mesh.extras["xfile"]["turned"] == "all"
+        shown = _scene_agreement(mesh) * signs[id(m)]
+        assert (shown < 0).mean() < 0.01 and (shown > 0).mean() > 0.9, mesh.name
+        assert "xfile" not in mesh.extras, mesh.name            # nothing turned
         # positions untouched: the same points, in the default axes (x, z, y)
         assert np.array_equal(mesh.positions, m.positions[:, [0, 2, 1]])
-    turned = [w for w in warnings if "wound against their own normals" in w]
-    assert len(turned) == 1 and f"{len(sc.meshes)} mesh(es)" in turned[0]
+    assert not [w for w in warnings if "wound against their own normals" in w]
+
+
+@pytest.mark.parametrize("name", ["test_cube_text.x", "test_cube_binary.x", "test_cube_compressed.x"])
+def test_a_skin_that_takes_the_mirror_back_out_keeps_the_winding(name):
+    """The cube's frame mirrors, its skin's matrixOffset @ frame does not:
+    Direct3D skins it without the mirror, so its own-space winding (8 of 12
+    faces agree with the stored normals) is what it shows: kept."""
+    xf = read_xfile(X / "assimp" / name)
+    (m,) = all_meshes(xf)
+    frames = {f.name: f for f in xf.all_frames()}
+    placed = frames["Cube"].matrix @ frames["Root"].matrix
+    assert np.linalg.det(placed[:3, :3]) < 0 and _placement_signs(xf)[id(m)] > 0
+    stored = _file_agreement(m)
+    assert (stored > 0).sum() == 8 and (stored < 0).sum() == 4
+    warnings: list[str] = []
+    (mesh,) = read_scene([X / "assimp" / name], warnings=warnings).meshes
+    assert "xfile" not in mesh.extras and not [w for w in warnings if "wound" in w]
+    assert np.array_equal(_scene_agreement(mesh), stored)
 
 
 def test_extraanim_normals_turned_against_positions_turn_nothing():
@@ -140,13 +194,25 @@ def test_crafted_mirror_mixed_and_rotated_normals(tmp_path):
     warnings: list[str] = []
     sc = read_scene([path], warnings=warnings)
     got = {m.name: m for m in sc.meshes}
-    assert (_scene_agreement(got["InsideOut"]) > 0).all()
-    assert (_scene_agreement(got["MixedBox"]) > 0).all()    # its odd side turned too
-    assert got["MixedBox"].extras["xfile"]["turned"] == np.flatnonzero(stored["MixedBox"] < 0).tolist()
+    signs = _placement_signs(xf)
+    sign = {m.name: signs[id(m)] for m in all_meshes(xf)}
+    assert sign == {"InsideOut": -1.0, "MixedBox": -1.0, "RotatedNormals": 1.0}
+    # as placed (through the mirror) InsideOut shows out: kept; MixedBox's odd side shows in: turned
+    assert (_scene_agreement(got["InsideOut"]) * sign["InsideOut"] > 0).all()
+    assert "xfile" not in got["InsideOut"].extras
+    assert (_scene_agreement(got["MixedBox"]) * sign["MixedBox"] > 0).all()
+    assert got["MixedBox"].extras["xfile"]["turned"] == np.flatnonzero(stored["MixedBox"] > 0).tolist()
     assert "xfile" not in got["RotatedNormals"].extras      # its winding is right; its normals are not in mesh space
+    # ... they are in its frame's: read there, they agree with every face
+    rotated = got["RotatedNormals"]
+    assert rotated.normal_matrix is not None
+    shaded = rotated.normals @ rotated.normal_matrix.T
+    g = _face_normals(rotated.positions, rotated.face_sizes, rotated.corners)
+    face = np.repeat(np.arange(len(rotated.face_sizes)), rotated.face_sizes)
+    assert (np.einsum("ij,ij->i", g[face], shaded) > 0).all()
     assert [w for w in warnings if "wound" in w] == [
-        "2 mesh(es) wound against their own normals in the file, faces turned to point the way the normals "
-        "say: 'InsideOut', 'MixedBox' (10 of 12 faces) (export writes the file's winding back)"]
+        "1 mesh(es) wound against their own normals as the file places them, faces turned to point the way the "
+        "normals say: 'MixedBox' (2 of 12 faces) (export writes the file's winding back)"]
     out = tmp_path / "back.x"
     write_scene(sc, out)
     for a, b in zip(_corner_points(xf), _corner_points(read_xfile(out))):

@@ -1,19 +1,29 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Which way a mesh's faces point: the file's normals decide.
 
-Direct3D draws the front of a face by its winding and lights it by its
-normals; exporters that put a mirror into a frame above the mesh (Blender's
-.X exporter, Maya's DXCC) store the winding the mirror turns back, so read
-in the mesh's own space the faces point inward while the normals point out.
+Direct3D draws the front of a face by its winding in screen space, after
+every transform, and lights it by its normals turned by the same transforms
+(a normal pointing out of a surface still does after any of them). A mesh
+placed through a mirror (a frame above it that mirrors, or skinning
+matrices that do: Blender's .X exporter and Maya's DXCC put the Y/Z swap
+into a root frame) therefore shows the other side of each face than its own
+space says, and its exporter stored the winding the mirror turns back: in
+the mesh's own space its faces point inward, its normals out, and on screen
+both point out. What a face shows is its own-space agreement times the sign
+of the placement's determinant (``shown``); the builder keeps Blender's
+objects free of mirrors so that Blender shows the same side.
+
 The rule (:func:`turned_faces`):
 
 * each face votes with the sign of its geometric normal (its winding, by
-  Newell's method) against the sum of its corners' stored normals;
+  Newell's method) against the sum of its corners' stored normals, times
+  its ``shown`` sign;
 * the normals are read in the mesh's space, or in the space of its frame
   (the frames above it, at the default pose) when they line up with the
   faces (all along, or all against, their winding) clearly better there:
   some 3DS conversions store world-space normals, turned up to 90 degrees
-  and more against the positions;
+  and more against the positions (:func:`normal_space`: the shading reads
+  them so too);
 * per mesh, the majority of the votes decides (a tie keeps the file's
   winding): a mesh whose faces mostly disagree is turned as a whole;
 * per face only where the winding itself is mixed: two faces sharing an edge
@@ -22,7 +32,8 @@ The rule (:func:`turned_faces`):
   wound like the patch's first face, and the others) is turned when most of
   its own faces' votes disagree. A mesh whose winding is consistent is never
   split, whatever its normals say face by face (smoothed normals of thin
-  plates, normals rotated against the positions).
+  plates, normals rotated against the positions: the shading makes such
+  corners agree, ``core.faces.agreeing_normals``).
 
 Meshes without normals are left as they are.
 """
@@ -30,31 +41,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.faces import face_normals, face_of_corner
+
 #: frame space is used when |mean cos| there (1 when every face's normals point
 #: straight along or straight against its winding) beats the mesh space's by this much
 SPACE_MARGIN = 0.1
 #: label propagation rounds for the patches of mixed winding (each halves
 #: the distance to a patch's first face; far more than any real mesh needs)
 MAX_ROUNDS = 200
-
-
-def face_normals(positions: np.ndarray, sizes: np.ndarray, corners: np.ndarray) -> np.ndarray:
-    """(F, 3) unnormalised geometric normals (Newell) of faces given by
-    corner vertex indices in winding order."""
-    p = np.asarray(positions, dtype=np.float64)
-    F = len(sizes)
-    starts = np.zeros(F, dtype=np.int64)
-    if F > 1:
-        np.cumsum(sizes[:-1], out=starts[1:])
-    face = np.repeat(np.arange(F), sizes)
-    nxt = np.arange(len(corners)) + 1
-    if F:
-        nxt[starts + sizes - 1] = starts
-    cr = np.cross(p[corners], p[corners[nxt]])
-    out = np.zeros((F, 3))
-    for axis in range(3):
-        out[:, axis] = np.bincount(face, weights=cr[:, axis], minlength=F)
-    return out
 
 
 def _cosines(g: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -66,31 +60,58 @@ def _cosines(g: np.ndarray, s: np.ndarray) -> np.ndarray:
     return c
 
 
-def votes(positions, sizes, corners, corner_normals, frame: np.ndarray | None = None) -> tuple[np.ndarray, str]:
-    """(F,) +1 where a face's winding agrees with its stored normals, -1
-    where it disagrees, 0 where either is degenerate; and the space the
-    normals were read in ("mesh" or "frame"). ``frame``: the 3x3 linear part
-    taking mesh space to its frame's space, as a row-vector matrix
-    (``p_frame = p @ frame``), or None."""
-    sizes = np.asarray(sizes, dtype=np.int64)
-    corners = np.asarray(corners, dtype=np.int64)
+def _face_sums(sizes: np.ndarray, corner_normals) -> np.ndarray:
+    """(F, 3) the sum of each face's corner normals."""
     F = len(sizes)
+    n = np.asarray(corner_normals, dtype=np.float64).reshape(-1, 3)
+    face = face_of_corner(sizes)
     s = np.zeros((F, 3))
-    n = np.asarray(corner_normals, dtype=np.float64)
-    face = np.repeat(np.arange(F), sizes)
     for axis in range(3):
         s[:, axis] = np.bincount(face, weights=n[:, axis], minlength=F)
-    c = _cosines(face_normals(positions, sizes, corners), s)
-    space = "mesh"
-    if frame is not None and F and abs(c.mean()) < 1.0 - SPACE_MARGIN:     # (else the frame cannot do better)
-        m = np.asarray(frame, dtype=np.float64)[:3, :3]
-        det = float(np.linalg.det(m))
-        if np.isfinite(det) and det != 0 and not np.allclose(m, np.eye(3) * np.cbrt(det), rtol=1e-9, atol=0):
-            cf = _cosines(face_normals(np.asarray(positions, dtype=np.float64) @ m, sizes, corners), s)
-            cf *= np.sign(det)      # Blender shows a mirrored object's faces as in its own space
-            if abs(cf.mean()) > abs(c.mean()) + SPACE_MARGIN:
-                c, space = cf, "frame"
-    return np.sign(c).astype(np.int64), space
+    return s
+
+
+def normal_space(positions, sizes, corners, corner_normals, frame: np.ndarray | None) -> np.ndarray | None:
+    """The 3x3 matrix taking the stored normals into the mesh's space (row
+    vectors: ``n_mesh = n @ m``) when they are stored in the frame's space,
+    else None. ``frame``: the linear part taking mesh space to its frame's,
+    as a row-vector matrix (``p_frame = p @ frame``), or None. Normals
+    stored in the frame's space are read in the mesh's by the transpose of
+    ``frame`` (the inverse of the inverse transpose that took them there);
+    they are taken to be so when every face's normals then line up with its
+    winding clearly better (|mean cos| by :data:`SPACE_MARGIN`)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if frame is None or not len(sizes):
+        return None
+    m = np.asarray(frame, dtype=np.float64)[:3, :3]
+    det = float(np.linalg.det(m))
+    if not np.isfinite(det) or det == 0 or np.allclose(m, np.eye(3) * np.cbrt(det), rtol=1e-9, atol=0):
+        return None             # a uniform scale turns no normal
+    g = face_normals(positions, sizes, corners)
+    s = _face_sums(sizes, corner_normals)
+    here = abs(_cosines(g, s).mean())
+    if here >= 1.0 - SPACE_MARGIN:
+        return None             # (the frame cannot do better)
+    there = abs(_cosines(g, s @ m.T).mean())
+    return m.T.copy() if there > here + SPACE_MARGIN else None
+
+
+def votes(positions, sizes, corners, corner_normals, frame: np.ndarray | None = None,
+          shown=None) -> tuple[np.ndarray, str]:
+    """(F,) +1 where a face's winding agrees with its stored normals, -1
+    where it disagrees, 0 where either is degenerate, each times ``shown``
+    (a sign per face or one for all: -1 where the face is placed through a
+    mirror); and the space the normals were read in ("mesh" or "frame", see
+    :func:`normal_space`)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    n = np.asarray(corner_normals, dtype=np.float64).reshape(-1, 3)
+    to_mesh = normal_space(positions, sizes, corners, n, frame)
+    space = "mesh" if to_mesh is None else "frame"
+    s = _face_sums(sizes, n if to_mesh is None else n @ to_mesh)
+    c = np.sign(_cosines(face_normals(positions, sizes, corners), s)).astype(np.int64)
+    if shown is not None:
+        c *= np.sign(np.asarray(shown)).astype(np.int64)
+    return c, space
 
 
 def _links(sizes, corners):
@@ -147,12 +168,12 @@ def _patches(F: int, fa, fb, parity):
     return key >> 1, key & 1
 
 
-def turned_faces(positions, sizes, corners, corner_normals, frame: np.ndarray | None = None):
-    """(F,) bool: the faces to turn over so they point the way the file's
+def turned_faces(positions, sizes, corners, corner_normals, frame: np.ndarray | None = None, shown=None):
+    """(F,) bool: the faces to turn over so they show the side the file's
     normals say (see the module doc), and the space the normals were read in."""
     sizes = np.asarray(sizes, dtype=np.int64)
     F = len(sizes)
-    v, space = votes(positions, sizes, corners, corner_normals, frame)
+    v, space = votes(positions, sizes, corners, corner_normals, frame, shown)
     turn = np.zeros(F, dtype=bool)
     if not F:
         return turn, space

@@ -113,7 +113,7 @@ class _Reader:
         if len(sizes) > 1:
             np.cumsum(sizes[:-1], out=starts[1:])
         local = np.arange(int(sizes.sum())) - np.repeat(starts, sizes)
-        turned = self._turned(m, sizes, idx, parent)
+        turned, to_mesh = self._turned(m, sizes, idx, parent)
         reverse = turned != axes.mirrors     # a reflection turns the winding over, and so does a turn
         rev = np.repeat(reverse, sizes)
         local[rev] = np.repeat(sizes, sizes)[rev] - 1 - local[rev]
@@ -126,6 +126,8 @@ class _Reader:
                                    "faces": len(turned)}
             self.turned.append((name, int(turned.sum()), len(turned)))
         out.normals = self._normals(m, src, label)
+        if to_mesh is not None and out.normals is not None:
+            out.normal_matrix = self.axes.matrices(col(_affine(to_mesh)))[:3, :3]
         if m.uvs is not None and len(m.uvs) == V and len(corners):
             uv = np.asarray(m.uvs, dtype=np.float64)[corners, :2].copy()
             uv[:, 1] = 1.0 - uv[:, 1]
@@ -144,25 +146,59 @@ class _Reader:
             out.skin = self._skin(m, name, sk, by_name, world, parent)
         return out
 
-    def _turned(self, m: XMesh, sizes: np.ndarray, idx: np.ndarray, parent: int) -> np.ndarray:
-        """(F,) bool: the faces :mod:`.facing` turns to point the way the
-        file's normals say (none without usable normals)."""
+    def _turned(self, m: XMesh, sizes: np.ndarray, idx: np.ndarray,
+                parent: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """(F,) bool: the faces :mod:`.facing` turns to show the side the
+        file's normals say (none without usable normals); and the matrix
+        taking the stored normals into the mesh's space (row vectors) when
+        the file stores them in its frame's, else None."""
         none = np.zeros(len(sizes), dtype=bool)
         if m.normals is None or not len(m.normals) or not len(sizes):
-            return none
+            return none, None
         if m.normal_face_indices is not None:
             if m.normal_face_sizes is None or not np.array_equal(m.normal_face_sizes, sizes):
-                return none
+                return none, None
             ni = np.asarray(m.normal_face_indices, dtype=np.int64)
         elif len(m.normals) == len(m.positions):
             ni = idx
         else:
-            return none
+            return none, None
         if ni.min() < 0 or ni.max() >= len(m.normals):
-            return none
+            return none, None
         frame = self.file_world[parent][:3, :3] if parent >= 0 else None
-        turned, _space = facing.turned_faces(m.positions, sizes, idx, np.asarray(m.normals)[ni], frame)
-        return turned
+        normals = np.asarray(m.normals)[ni]
+        turned, _space = facing.turned_faces(m.positions, sizes, idx, normals, frame,
+                                             self._shown(m, sizes, idx, parent))
+        return turned, facing.normal_space(m.positions, sizes, idx, normals, frame)
+
+    def _shown(self, m: XMesh, sizes: np.ndarray, idx: np.ndarray, parent: int) -> np.ndarray:
+        """(F,) -1 where Direct3D shows a face's other side than the mesh's
+        own space says (its placement at the default pose mirrors), else +1.
+        A rigid mesh is placed by its frame; a skinned vertex by its joints'
+        ``matrixOffset @ frame`` matrices (its frame's placement ignored, as
+        D3DX skins), a vertex by the sign its weights give, a face by the
+        sum of its corners' signs (a tie: its frame's)."""
+        def sign(mat: np.ndarray) -> float:
+            return -1.0 if np.linalg.det(np.asarray(mat, dtype=np.float64)[:3, :3]) < 0 else 1.0
+
+        own = sign(self.file_world[parent]) if parent >= 0 else 1.0
+        F = len(sizes)
+        if not m.skin_weights:
+            return np.full(F, own)
+        by_name = self.by_name()
+        V = len(m.positions)
+        vote = np.zeros(V)
+        for sw in m.skin_weights:
+            j = by_name.get(sw.frame_name)
+            w = np.asarray(sw.weights, dtype=np.float64)
+            vi = np.asarray(sw.vertex_indices, dtype=np.int64)[:len(w)]
+            if j is None or not len(vi):
+                continue
+            ok = (vi >= 0) & (vi < V)
+            np.add.at(vote, vi[ok], w[:len(vi)][ok] * sign(np.asarray(sw.matrix_offset) @ self.file_world[j]))
+        vertex = np.where(vote != 0, np.sign(vote), own)
+        face = np.bincount(np.repeat(np.arange(F), sizes), weights=vertex[idx], minlength=F)
+        return np.where(face != 0, np.sign(face), own)
 
     def _normals(self, m: XMesh, src: np.ndarray, label: str):
         if m.normals is None or not len(m.normals):
@@ -317,8 +353,8 @@ class _Reader:
             meshes.append(self.mesh(m, mname, f, sk, by_name, world))
         if self.turned:
             names = [f"{n!r}" + ("" if k == nf else f" ({k} of {nf} faces)") for n, k, nf in self.turned]
-            self.warnings.append(f"{len(self.turned)} mesh(es) wound against their own normals in the file, "
-                                 f"faces turned to point the way the normals say: {', '.join(names[:8])}"
+            self.warnings.append(f"{len(self.turned)} mesh(es) wound against their own normals as the file "
+                                 f"places them, faces turned to point the way the normals say: {', '.join(names[:8])}"
                                  f"{' ...' if len(names) > 8 else ''} (export writes the file's winding back)")
         clips = []
         if sk is not None and self._extra:
@@ -419,6 +455,12 @@ class _Reader:
         return Clip(name, channels("r", 4), channels("t", 3), channels("s", 3), animated,
                     start=float(lo), end=float(hi), ticks_per_second=tb.ticks_per_second, rotation_mode="slerp",
                     extras={"xfile": tb.extras(), "time_base": tb.describe()})
+
+
+def _affine(m3: np.ndarray) -> np.ndarray:
+    out = np.eye(4)
+    out[:3, :3] = m3
+    return out
 
 
 def _put(track, j: int, times: np.ndarray, values: np.ndarray) -> None:

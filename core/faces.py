@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Faces and their normals: the geometric normal of each face (its winding,
+by Newell's method) and corner normals made to agree with their faces for
+shading.
+
+A face's front is the side its winding makes counter-clockwise in a
+right-handed space (Blender's; Direct3D's clockwise fronts in its
+left-handed space are the same formula): ``sum p_i x p_(i+1)`` points out of
+the front. Faces are given by their sizes and their corners' vertex indices
+in winding order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: a shading normal leans at least this much (the sine of 5 degrees) out of
+#: its face's plane to the front (:func:`agreeing_normals`)
+EDGE_ON = float(np.sin(np.radians(5.0)))
+
+
+def face_of_corner(sizes: np.ndarray) -> np.ndarray:
+    """(L,) the face each corner belongs to."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    return np.repeat(np.arange(len(sizes)), sizes)
+
+
+def face_normals(positions: np.ndarray, sizes: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """(F, 3) unnormalised geometric normals (Newell) of the faces."""
+    p = np.asarray(positions, dtype=np.float64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    corners = np.asarray(corners, dtype=np.int64)
+    F = len(sizes)
+    starts = np.zeros(F, dtype=np.int64)
+    if F > 1:
+        np.cumsum(sizes[:-1], out=starts[1:])
+    face = face_of_corner(sizes)
+    nxt = np.arange(len(corners)) + 1
+    if F:
+        nxt[starts + sizes - 1] = starts
+    cr = np.cross(p[corners], p[corners[nxt]])
+    out = np.zeros((F, 3))
+    for axis in range(3):
+        out[:, axis] = np.bincount(face, weights=cr[:, axis], minlength=F)
+    return out
+
+
+def agreeing_normals(normals: np.ndarray, positions: np.ndarray, sizes: np.ndarray,
+                     corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(normals (L, 3), changed (L,) bool): corner normals that point to
+    their face's front. A corner whose normal points to the back (a normal
+    the file gives against a winding that is right: smoothed normals shared
+    by the two sides of a thin plate, a side whose normals an exporter
+    flipped) is reflected across its face's plane: the part along the face
+    turns over, the part in the plane (the smoothing) stays. One that then
+    lies within :data:`EDGE_ON` of the plane (a plate's edge, smoothed with
+    its sides) is tilted out of it to that much, in the plane of it and the
+    face normal. Unit normals in, unit normals out; the others, and corners
+    of degenerate faces, are returned as they are."""
+    n = np.array(normals, dtype=np.float64).reshape(-1, 3)
+    g = face_normals(positions, sizes, corners)
+    length = np.linalg.norm(g, axis=1, keepdims=True)
+    unit = np.where(length > 0, g / np.where(length > 0, length, 1.0), 0.0)[face_of_corner(sizes)]
+    flat = ~unit.any(axis=1)
+    along = np.einsum("ij,ij->i", n, unit)
+    back = (along < 0) & ~flat
+    n[back] -= 2.0 * along[back, None] * unit[back]
+    along = np.abs(along)
+    low = (along < EDGE_ON) & ~flat
+    if low.any():
+        plane = n[low] - along[low, None] * unit[low]
+        pl = np.linalg.norm(plane, axis=1, keepdims=True)
+        plane = np.where(pl > 0, plane / np.where(pl > 0, pl, 1.0), 0.0)
+        tilted = EDGE_ON * unit[low] + np.sqrt(1.0 - EDGE_ON ** 2) * plane
+        n[low] = np.where(pl > 0, tilted, unit[low])        # (no direction in the plane: the face's own)
+    return n, back | low
