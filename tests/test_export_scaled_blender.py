@@ -217,15 +217,13 @@ def test_export_names_object_animation_it_does_not_write(bpy, tmp_path, capfd, w
     capfd.readouterr()
     assert bpy.ops.export_scene.xfile(filepath=str(out)) == {"FINISHED"}
     assert "is not exported: the file places the rig" not in capfd.readouterr().out
-    from bpy_extras import anim_utils
-
     if who == "parent":
         target.animation_data_create()
         act = bpy.data.actions.new("HolderMove")
         target.animation_data.action = act
         target.animation_data.action_slot = act.slots.new(id_type="OBJECT", name=target.name)
     ad = target.animation_data
-    fc = anim_utils.action_ensure_channelbag_for_slot(ad.action, ad.action_slot).fcurves.new("location", index=0)
+    fc = ext("operators.anim_build").ensure_channelbag(ad.action, ad.action_slot).fcurves.new("location", index=0)
     fc.keyframe_points.add(2)
     fc.keyframe_points.foreach_set("co", [1.0, 0.0, 10.0, 2.0])
     fc.update()
