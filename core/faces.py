@@ -24,20 +24,43 @@ def face_of_corner(sizes: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(len(sizes)), sizes)
 
 
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cross products of (N, 3) arrays (``np.cross`` makes several
+    temporary copies of its inputs: 3x slower at a million rows)."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    np.multiply(a[..., 1], b[..., 2], out=out[..., 0])
+    out[..., 0] -= a[..., 2] * b[..., 1]
+    np.multiply(a[..., 2], b[..., 0], out=out[..., 1])
+    out[..., 1] -= a[..., 0] * b[..., 2]
+    np.multiply(a[..., 0], b[..., 1], out=out[..., 2])
+    out[..., 2] -= a[..., 1] * b[..., 0]
+    return out
+
+
 def face_normals(positions: np.ndarray, sizes: np.ndarray, corners: np.ndarray) -> np.ndarray:
-    """(F, 3) unnormalised geometric normals (Newell) of the faces."""
+    """(F, 3) unnormalised geometric normals (Newell) of the faces: twice
+    each face's vector area. Faces of one size (all triangles, all quads)
+    are summed in a (F, k, 3) block, triangles as one cross product of two
+    edges (the same sum, translation-free)."""
     p = np.asarray(positions, dtype=np.float64)
     sizes = np.asarray(sizes, dtype=np.int64)
     corners = np.asarray(corners, dtype=np.int64)
     F = len(sizes)
+    if not F:
+        return np.zeros((0, 3))
+    k = int(sizes[0])
+    if k >= 3 and (sizes == k).all():
+        q = p[corners.reshape(F, k)]
+        if k == 3:
+            return _cross(q[:, 1] - q[:, 0], q[:, 2] - q[:, 0])
+        return _cross(q, np.roll(q, -1, axis=1)).sum(axis=1)
     starts = np.zeros(F, dtype=np.int64)
     if F > 1:
         np.cumsum(sizes[:-1], out=starts[1:])
     face = face_of_corner(sizes)
     nxt = np.arange(len(corners)) + 1
-    if F:
-        nxt[starts + sizes - 1] = starts
-    cr = np.cross(p[corners], p[corners[nxt]])
+    nxt[starts + sizes - 1] = starts
+    cr = _cross(p[corners], p[corners[nxt]])
     out = np.zeros((F, 3))
     for axis in range(3):
         out[:, axis] = np.bincount(face, weights=cr[:, axis], minlength=F)

@@ -53,6 +53,25 @@ def test_face_normals_follow_the_winding():
     assert np.array_equal(faces.face_of_corner(np.array([3, 4, 3])), [0, 0, 0, 1, 1, 1, 1, 2, 2, 2])
 
 
+@pytest.mark.parametrize("kind", ["triangles", "quads", "mixed"])
+def test_face_normals_are_twice_the_vector_area_on_every_path(kind):
+    """All triangles, all faces of one size and mixed sizes take different
+    paths: each face's normal is twice its vector area, by the shoelace sum
+    written out here face by face (and none depends on where the face is)."""
+    rng = np.random.default_rng(7)
+    sizes = {"triangles": np.full(50, 3), "quads": np.full(50, 4), "mixed": rng.integers(3, 8, 50)}[kind]
+    pos = rng.normal(size=(40, 3))
+    corners = rng.integers(0, len(pos), int(sizes.sum()))
+    want, at = [], 0
+    for k in sizes:
+        q = pos[corners[at:at + k]]
+        want.append(sum(np.cross(q[i], q[(i + 1) % k]) for i in range(k)))
+        at += k
+    got = faces.face_normals(pos, sizes, corners)
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert np.allclose(faces.face_normals(pos + [5.0, -3.0, 2.0], sizes, corners), want, rtol=1e-9, atol=1e-9)
+
+
 def test_agreeing_normals_reflect_stray_corners_across_their_face():
     pos, sizes, corners, outward = _box()
     # smoothed normals (the corner's direction from the centre): every one leans out of its face already
