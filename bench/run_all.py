@@ -34,6 +34,7 @@ BENCHMARKS = (
     ("bench_convert.py", [], ["--quick"]),
     ("bench_batch_convert.py", [], ["--quick"]),
     ("bench_rite_blender.py", [], ["--quick"]),
+    ("bench_import_checks.py", [], ["--quick"]),
     ("bench_wide_skeleton.py", [], ["--quick"]),
 )
 
