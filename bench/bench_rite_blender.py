@@ -94,7 +94,9 @@ def big_ram(n_vertices: int, n_joints: int = 64, influences: int = 4, weights: s
     n = len(pos)
     idx = np.arange(n).reshape(ny, nx)
     a, b, c, d = idx[:-1, :-1].ravel(), idx[:-1, 1:].ravel(), idx[1:, 1:].ravel(), idx[1:, :-1].ravel()
-    tris = np.concatenate((np.stack((a, b, c), 1), np.stack((a, c, d), 1)))
+    # wound so that the faces' fronts point up (+Y), as their normals do (a grid whose normals
+    # all point behind its faces has every shading normal reflected on import)
+    tris = np.concatenate((np.stack((a, c, b), 1), np.stack((a, d, c), 1)))
     J = n_joints
     joints = [RiteJoint(f"joint {j}", -1 if j == 0 else int(rng.integers(max(0, j - 4), j)),
                         quat.normalize(rng.normal(size=4) * [0.1, 0.1, 0.1, 1]), rng.normal(size=3) * 0.2,

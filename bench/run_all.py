@@ -50,7 +50,7 @@ def run_one(script: str, args: list[str]) -> tuple[int, list[str], float]:
         assert proc.stdout is not None
         for line in proc.stdout:
             sys.stdout.write(line)
-            if line.startswith(("RATIO ", "INFO ")):
+            if line.startswith("RATIO ") or (line.startswith("INFO ") and line.rstrip().endswith("informational)")):
                 ratios.append(line.rstrip("\n"))
         code = proc.wait()
     return code, ratios, time.perf_counter() - t0
