@@ -71,7 +71,8 @@ def _face_sums(sizes: np.ndarray, corner_normals) -> np.ndarray:
     return s
 
 
-def normal_space(positions, sizes, corners, corner_normals, frame: np.ndarray | None) -> np.ndarray | None:
+def normal_space(positions, sizes, corners, corner_normals, frame: np.ndarray | None,
+                 g: np.ndarray | None = None) -> np.ndarray | None:
     """The 3x3 matrix taking the stored normals into the mesh's space (row
     vectors: ``n_mesh = n @ m``) when they are stored in the frame's space,
     else None. ``frame``: the linear part taking mesh space to its frame's,
@@ -79,7 +80,8 @@ def normal_space(positions, sizes, corners, corner_normals, frame: np.ndarray | 
     stored in the frame's space are read in the mesh's by the transpose of
     ``frame`` (the inverse of the inverse transpose that took them there);
     they are taken to be so when every face's normals then line up with its
-    winding clearly better (|mean cos| by :data:`SPACE_MARGIN`)."""
+    winding clearly better (|mean cos| by :data:`SPACE_MARGIN`). ``g``: the
+    faces' :func:`~...core.faces.face_normals`, when the caller has them."""
     sizes = np.asarray(sizes, dtype=np.int64)
     if frame is None or not len(sizes):
         return None
@@ -87,13 +89,31 @@ def normal_space(positions, sizes, corners, corner_normals, frame: np.ndarray | 
     det = float(np.linalg.det(m))
     if not np.isfinite(det) or det == 0 or np.allclose(m, np.eye(3) * np.cbrt(det), rtol=1e-9, atol=0):
         return None             # a uniform scale turns no normal
-    g = face_normals(positions, sizes, corners)
+    g = face_normals(positions, sizes, corners) if g is None else g
     s = _face_sums(sizes, corner_normals)
     here = abs(_cosines(g, s).mean())
     if here >= 1.0 - SPACE_MARGIN:
         return None             # (the frame cannot do better)
     there = abs(_cosines(g, s @ m.T).mean())
     return m.T.copy() if there > here + SPACE_MARGIN else None
+
+
+def _space(to_mesh: np.ndarray | None) -> str:
+    return "mesh" if to_mesh is None else "frame"
+
+
+def _votes(positions, sizes, corners, corner_normals, frame, shown) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`votes` with the matrix :func:`normal_space` gives instead of
+    the space's name (the faces' normals computed once for both)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    n = np.asarray(corner_normals, dtype=np.float64).reshape(-1, 3)
+    g = face_normals(positions, sizes, corners)
+    to_mesh = normal_space(positions, sizes, corners, n, frame, g)
+    s = _face_sums(sizes, n if to_mesh is None else n @ to_mesh)
+    c = np.sign(_cosines(g, s)).astype(np.int64)
+    if shown is not None:
+        c *= np.sign(np.asarray(shown)).astype(np.int64)
+    return c, to_mesh
 
 
 def votes(positions, sizes, corners, corner_normals, frame: np.ndarray | None = None,
@@ -103,15 +123,8 @@ def votes(positions, sizes, corners, corner_normals, frame: np.ndarray | None = 
     (a sign per face or one for all: -1 where the face is placed through a
     mirror); and the space the normals were read in ("mesh" or "frame", see
     :func:`normal_space`)."""
-    sizes = np.asarray(sizes, dtype=np.int64)
-    n = np.asarray(corner_normals, dtype=np.float64).reshape(-1, 3)
-    to_mesh = normal_space(positions, sizes, corners, n, frame)
-    space = "mesh" if to_mesh is None else "frame"
-    s = _face_sums(sizes, n if to_mesh is None else n @ to_mesh)
-    c = np.sign(_cosines(face_normals(positions, sizes, corners), s)).astype(np.int64)
-    if shown is not None:
-        c *= np.sign(np.asarray(shown)).astype(np.int64)
-    return c, space
+    c, to_mesh = _votes(positions, sizes, corners, corner_normals, frame, shown)
+    return c, _space(to_mesh)
 
 
 def _links(sizes, corners):
@@ -171,20 +184,28 @@ def _patches(F: int, fa, fb, parity):
 def turned_faces(positions, sizes, corners, corner_normals, frame: np.ndarray | None = None, shown=None):
     """(F,) bool: the faces to turn over so they show the side the file's
     normals say (see the module doc), and the space the normals were read in."""
+    turn, to_mesh = decide(positions, sizes, corners, corner_normals, frame, shown)
+    return turn, _space(to_mesh)
+
+
+def decide(positions, sizes, corners, corner_normals, frame: np.ndarray | None = None, shown=None):
+    """:func:`turned_faces` with the matrix taking the stored normals into
+    the mesh's space (:func:`normal_space`; None: they are in it) instead of
+    the space's name."""
     sizes = np.asarray(sizes, dtype=np.int64)
     F = len(sizes)
-    v, space = votes(positions, sizes, corners, corner_normals, frame, shown)
+    v, to_mesh = _votes(positions, sizes, corners, corner_normals, frame, shown)
     turn = np.zeros(F, dtype=bool)
     if not F:
-        return turn, space
+        return turn, to_mesh
     if int((v < 0).sum()) > int((v > 0).sum()):
         turn[:] = True
         v = -v
     if not (v < 0).any():
-        return turn, space          # every face agrees now: nothing to make consistent
+        return turn, to_mesh          # every face agrees now: nothing to make consistent
     fa, fb, parity = _links(sizes, corners)
     if not parity.any():
-        return turn, space          # the winding is consistent: the mesh decides
+        return turn, to_mesh          # the winding is consistent: the mesh decides
     label, against = _patches(F, fa, fb, parity)
     mixed = np.zeros(F, dtype=bool)
     mixed[label[against == 1]] = True
@@ -194,4 +215,4 @@ def turned_faces(positions, sizes, corners, corner_normals, frame: np.ndarray | 
     side = label * 2 + against
     score = np.bincount(side[mixed], weights=v[mixed], minlength=2 * F)
     turn ^= mixed & (score[side] < 0)
-    return turn, space
+    return turn, to_mesh

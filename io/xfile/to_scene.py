@@ -167,9 +167,7 @@ class _Reader:
             return none, None
         frame = self.file_world[parent][:3, :3] if parent >= 0 else None
         normals = np.asarray(m.normals)[ni]
-        turned, _space = facing.turned_faces(m.positions, sizes, idx, normals, frame,
-                                             self._shown(m, sizes, idx, parent))
-        return turned, facing.normal_space(m.positions, sizes, idx, normals, frame)
+        return facing.decide(m.positions, sizes, idx, normals, frame, self._shown(m, sizes, idx, parent))
 
     def _shown(self, m: XMesh, sizes: np.ndarray, idx: np.ndarray, parent: int) -> np.ndarray:
         """(F,) -1 where Direct3D shows a face's other side than the mesh's
