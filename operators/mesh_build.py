@@ -118,7 +118,9 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
     loop_v = np.asarray(m.corners, dtype=np.int64)[src]
     me.vertices.add(V)
     positions = np.asarray(m.positions if placement is None else placement.positions, dtype=np.float64)
-    mesh_arrays.write(me, "position", "FLOAT_VECTOR", "POINT", positions * MIRROR if mirror else positions)
+    if mirror:
+        positions = positions * MIRROR
+    mesh_arrays.write(me, "position", "FLOAT_VECTOR", "POINT", positions)
     me.loops.add(len(loop_v))
     me.polygons.add(len(sizes))
     mesh_arrays.write(me, ".corner_vert", "INT", "CORNER", loop_v)
@@ -148,7 +150,7 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
             shown = n @ np.asarray(m.normal_matrix, dtype=np.float64).T
             shown /= np.maximum(np.linalg.norm(shown, axis=1, keepdims=True), 1e-30)
         if mirror:          # (a mirror turns the faces over, their normals stay out)
-            n, shown, positions = n * MIRROR, shown * MIRROR, positions * MIRROR
+            n, shown = n * MIRROR, shown * MIRROR
         shown, _ = faces.agreeing_normals(shown, positions, sizes, loop_v)
         n, shown = n.astype(np.float32), shown.astype(np.float32)
         per_vertex = np.zeros((V, 3), dtype=np.float32)
