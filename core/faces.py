@@ -24,6 +24,21 @@ def face_of_corner(sizes: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(len(sizes)), sizes)
 
 
+def corner_order(sizes: np.ndarray, reverse) -> np.ndarray:
+    """(L,) for each corner of the faces (face after face) the index of the
+    corner whose place it takes: the face's own order, or the face's corners
+    reversed where ``reverse`` (a bool per face, or one for all) is set."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    starts = np.zeros(len(sizes), dtype=np.int64)
+    if len(sizes) > 1:
+        np.cumsum(sizes[:-1], out=starts[1:])
+    first = np.repeat(starts, sizes)
+    local = np.arange(int(sizes.sum())) - first
+    rev = np.repeat(np.broadcast_to(np.asarray(reverse, dtype=bool), sizes.shape), sizes)
+    local[rev] = np.repeat(sizes, sizes)[rev] - 1 - local[rev]
+    return first + local
+
+
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cross products of (N, 3) arrays (``np.cross`` makes several
     temporary copies of its inputs: 3x slower at a million rows)."""

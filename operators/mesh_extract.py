@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 import bpy
 import numpy as np
 
+from ..core import faces
 from ..scene import Material, Mesh, Skin
 from . import attribute_nodes, mesh_arrays, metadata, own_binds
 from .armature_extract import matrix
@@ -224,18 +225,6 @@ def _mirror(meta: dict) -> np.ndarray | None:
     return None
 
 
-def _turned_over(order, sizes: np.ndarray, L: int) -> np.ndarray:
-    """``order`` (corner indices, face after face) with each face's corners
-    reversed. Blender shows an object whose matrix mirrors by its data's
-    winding, a .X reader by the winding after the mirror: the scene's faces
-    are wound as shown where placed, so such an object's are turned over."""
-    idx = np.arange(L, dtype=np.int64)[order]
-    sizes = np.asarray(sizes, dtype=np.int64)
-    ends = np.repeat(np.cumsum(sizes) - 1, sizes)
-    local = np.arange(len(idx)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    return idx[ends - local]
-
-
 def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_materials: list,
             apply_modifiers: bool, warnings: list[str]) -> Mesh:
     """A scene mesh from a mesh object: skinned (vertex groups naming the
@@ -258,7 +247,9 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
             order = np.repeat(starts.astype(np.int64), sizes) + (
                 np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes))
         if np.linalg.det(matrix(obj.matrix_world)[:3, :3]) < 0:
-            order = _turned_over(order, sizes, L)
+            # Blender shows an object whose matrix mirrors by its data's winding, a .X reader by the
+            # winding after the mirror: the scene's faces are wound as shown where placed, so turned over
+            order = np.arange(L)[order][faces.corner_order(sizes, True)]
         mat_idx = mesh_arrays.face_materials(me)
         out = Mesh(obj.name, co.astype(np.float64), sizes.astype(np.int64), corners.astype(np.int64)[order])
         attr = me.attributes.get(metadata.NORMAL_ATTR)

@@ -150,3 +150,10 @@ def test_the_mirror_shown_moves_with_the_majority_of_normals():
     assert (votes > 0).sum() == 8 and (votes < 0).sum() == 4
     assert not facing.turned_faces(pos, sizes, corners, stored)[0].any()
     assert facing.turned_faces(pos, sizes, corners, stored, shown=-1)[0].all()
+
+
+def test_corner_order_reverses_the_faces_asked_for():
+    sizes = np.array([3, 4, 3])
+    assert faces.corner_order(sizes, False).tolist() == list(range(10))
+    assert faces.corner_order(sizes, [False, True, False]).tolist() == [0, 1, 2, 6, 5, 4, 3, 7, 8, 9]
+    assert faces.corner_order(sizes, True).tolist() == [2, 1, 0, 6, 5, 4, 3, 9, 8, 7]

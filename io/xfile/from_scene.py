@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import quat, sampling
+from ...core.faces import corner_order
 from ...scene import AxisConversion, Clip, Mesh, Scene
 from ...scene.validate import MAX_FRAME, check_frame_count
 from ..errors import FormatError, Warnings
@@ -144,13 +145,7 @@ class _SceneWriter:
                 ib = ib @ np.linalg.inv(bake)
         pos = back.points(pos)
         # corners in file order (each face reversed when the conversion mirrors)
-        starts = np.zeros(len(sizes), dtype=np.int64)
-        if len(sizes) > 1:
-            np.cumsum(sizes[:-1], out=starts[1:])
-        local = np.arange(L) - np.repeat(starts, sizes)
-        rev = np.repeat(self.reversed_faces(m, sizes), sizes)
-        local[rev] = np.repeat(sizes, sizes)[rev] - 1 - local[rev]
-        src = np.repeat(starts, sizes) + local            # file corner k = scene corner src[k]
+        src = corner_order(sizes, self.reversed_faces(m, sizes))   # file corner k = scene corner src[k]
         # .X keeps UVs per vertex: split vertices whose corners carry different UVs
         uvs = None if m.uvs is None else np.asarray(m.uvs, dtype=np.float64).reshape(-1, 2)
         if uvs is not None and L:

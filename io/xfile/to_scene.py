@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ...core import quat, rig, sampling
+from ...core.faces import corner_order
 from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
 from ...scene.orientation import AutoAxes, read_oriented
 from ...scene.validate import singular
@@ -109,15 +110,9 @@ class _Reader:
         label = f"mesh {name!r}"
         sizes = np.asarray(m.face_sizes, dtype=np.int64)
         idx = np.asarray(m.face_indices, dtype=np.int64)
-        starts = np.zeros(len(sizes), dtype=np.int64)
-        if len(sizes) > 1:
-            np.cumsum(sizes[:-1], out=starts[1:])
-        local = np.arange(int(sizes.sum())) - np.repeat(starts, sizes)
         turned, to_mesh = self._turned(m, sizes, idx, parent)
-        reverse = turned != axes.mirrors     # a reflection turns the winding over, and so does a turn
-        rev = np.repeat(reverse, sizes)
-        local[rev] = np.repeat(sizes, sizes)[rev] - 1 - local[rev]
-        src = np.repeat(starts, sizes) + local
+        # a reflection turns the winding over, and so does a turn
+        src = corner_order(sizes, turned != axes.mirrors)
         corners = idx[src]
         V = len(m.positions)
         out = Mesh(name, axes.points(m.positions), sizes, corners, parent=parent)
