@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -20,6 +21,12 @@ DATA = Path(__file__).resolve().parent / "data"
 SAMPLES = ROOT / "samples"
 EXT_MODULE = "bl_ext.user_default.legacy_skin_io"
 
+
+
+def run_cli(*args, timeout: float = 300, preexec_fn=None) -> subprocess.CompletedProcess:
+    """``python -m legacy_skin_io ARGS`` from the repository, its output captured."""
+    return subprocess.run([sys.executable, "-m", "legacy_skin_io", *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout, preexec_fn=preexec_fn)
 
 @pytest.fixture(scope="session")
 def bpy_ext(tmp_path_factory):

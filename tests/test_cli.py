@@ -7,13 +7,11 @@ file and where, never a traceback), argument errors, and ``export`` of a
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from blender_checks import ext, fps, imported, play, reference, verify
-from conftest import DATA, ROOT, SAMPLES  # noqa: E402
+from conftest import DATA, SAMPLES, run_cli  # noqa: E402
 
 from legacy_skin_io.io.formats import by_id
 from legacy_skin_io.io.rite import read_ram
@@ -23,11 +21,6 @@ from legacy_skin_io.scene import evaluate as oracle
 X = DATA / "x"
 RITE = SAMPLES / "rite"
 FPS = 24.0  # Blender's default scene rate (the CLI imports into a new empty scene)
-
-
-def _run(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "legacy_skin_io", *map(str, args)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 def _clean_error(r, where: str) -> str:
@@ -84,7 +77,7 @@ def _summaries(stdout: str) -> dict[str, tuple[int, float, float, float, str]]:
 
 
 def test_rite_verify_exit_codes(tmp_path):
-    ok = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", "--blend", tmp_path / "h.blend")
+    ok = run_cli("verify", RITE / "humanoid.ram", RITE / "walk.raa", "--blend", tmp_path / "h.blend")
     assert ok.returncode == 0, ok.stderr[-2000:]
     assert _verdict(ok.stdout)[0] == "PASS" and (tmp_path / "h.blend").exists()
     # by default one line per animation, no per-frame table
@@ -95,7 +88,7 @@ def test_rite_verify_exit_codes(tmp_path):
     assert "normals (information, not checked)" not in ok.stdout
     # --frames (-v): the table as well, walk.raa's 33 frames, then its loop 1..32 again; the summary
     # names its worst row
-    strict = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", "--tolerance", "1e-12", "--frames")
+    strict = run_cli("verify", RITE / "humanoid.ram", RITE / "walk.raa", "--tolerance", "1e-12", "--frames")
     assert strict.returncode == 1 and _verdict(strict.stdout)[0] == "FAIL"
     assert "Traceback" not in strict.stderr
     rows = _rows(strict.stdout)
@@ -110,7 +103,7 @@ def test_rite_verify_exit_codes(tmp_path):
     assert rel == pytest.approx(top / size, rel=0.01)
     # --keys-only: the file's keys (Blender interpolates each of the walk's spans as the runtime does):
     # the runtime's poses to float32 rounding; over the tolerance it fails too
-    keys = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", "--keys-only", "--tolerance", "1e-12", "-v")
+    keys = run_cli("verify", RITE / "humanoid.ram", RITE / "walk.raa", "--keys-only", "--tolerance", "1e-12", "-v")
     word, _, rel = _verdict(keys.stdout)
     assert keys.returncode == 1 and word == "FAIL", keys.stderr[-2000:]
     assert 0.0 < rel < 1e-5            # well within the default tolerance
@@ -124,7 +117,7 @@ def test_rite_verify_takes_the_mergeable_mix():
     weighted one)."""
     tables = {}
     for mix in ("weighted", "animator_2006"):
-        r = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", RITE / "wave.raa", "--weights", "0.5", "0.5",
+        r = run_cli("verify", RITE / "humanoid.ram", RITE / "walk.raa", RITE / "wave.raa", "--weights", "0.5", "0.5",
                  "--mix", mix, "--frames")
         assert r.returncode == 0, (mix, r.stdout[-2000:], r.stderr[-2000:])
         assert _verdict(r.stdout)[0] == "PASS"
@@ -143,11 +136,11 @@ def test_rite_verify_takes_the_mergeable_mix():
 def test_rite_broken_input_exits_2_naming_the_line(tmp_path):
     bad = tmp_path / "bad.ram"
     bad.write_text("joints 1\n0 \"a\"\nparent 7\n")
-    _clean_error(_run("import", bad, "-o", tmp_path / "out.blend"), r"bad\.ram:\d+")
+    _clean_error(run_cli("import", bad, "-o", tmp_path / "out.blend"), r"bad\.ram:\d+")
     assert not (tmp_path / "out.blend").exists()
     raa = tmp_path / "walk.raa"
     raa.write_text((RITE / "walk.raa").read_text().replace("frames 33", "frames -3", 1))
-    _clean_error(_run("verify", RITE / "humanoid.ram", raa), r"walk\.raa:\d+")
+    _clean_error(run_cli("verify", RITE / "humanoid.ram", raa), r"walk\.raa:\d+")
 
 
 # ---------------------------------------------------------------------------
@@ -155,7 +148,7 @@ def test_rite_broken_input_exits_2_naming_the_line(tmp_path):
 
 def test_x_verify_every_set_every_frame(tmp_path):
     path = X / "directx-sdk" / "tiny_4anim.x"   # 4 sets, no AnimTicksPerSecond
-    r = _run("verify", path, "--blend", tmp_path / "tiny.blend", "--frames")
+    r = run_cli("verify", path, "--blend", tmp_path / "tiny.blend", "--frames")
     assert r.returncode == 0, r.stderr[-2000:]
     assert "Traceback" not in r.stderr
     xf = read_xfile(path)
@@ -181,16 +174,16 @@ def test_x_verify_every_set_every_frame(tmp_path):
 
 def test_x_verify_exit_codes_bake_and_tolerance():
     path = X / "assimp" / "BCN_Epileptic.X"
-    baked = _run("verify", path, "--bake", "-v")
+    baked = run_cli("verify", path, "--bake", "-v")
     assert baked.returncode == 0 and _verdict(baked.stdout)[0] == "PASS", baked.stderr[-2000:]
     assert len(_rows(baked.stdout)) == 81
-    strict = _run("verify", path, "--tolerance", "1e-12")
+    strict = run_cli("verify", path, "--tolerance", "1e-12")
     assert strict.returncode == 1 and _verdict(strict.stdout)[0] == "FAIL"
     assert "Traceback" not in strict.stderr
 
 
 def test_x_verify_without_animation_checks_the_default_pose():
-    r = _run("verify", X / "directx-sdk" / "mslogo.x", "-v")   # binary, one top-level mesh, no frames
+    r = run_cli("verify", X / "directx-sdk" / "mslogo.x", "-v")   # binary, one top-level mesh, no frames
     assert r.returncode == 0, r.stderr[-2000:]
     assert "default pose (no animation)" in r.stdout and _verdict(r.stdout)[0] == "PASS"
     assert [row[0] for row in _rows(r.stdout)] == [0.0]
@@ -203,7 +196,7 @@ def test_x_verify_without_animation_checks_the_default_pose():
 ], ids=["line", "byte-offset", "missing"])
 def test_x_unreadable_input_exits_2_with_the_message(tmp_path, cmd, name, where):
     args = [cmd, X / name] + (["-o", tmp_path / "out.blend"] if cmd == "import" else [])
-    _clean_error(_run(*args), where)
+    _clean_error(run_cli(*args), where)
     assert not (tmp_path / "out.blend").exists()
 
 
@@ -215,24 +208,24 @@ def test_verify_takes_the_formats_options(tmp_path):
     from x_rigs import chain_file
 
     path = chain_file(tmp_path / "dense.x", np.arange(56))
-    r = _run("verify", path, "--ticks-per-second", "24", "--frames")
+    r = run_cli("verify", path, "--ticks-per-second", "24", "--frames")
     assert r.returncode == 0, r.stderr[-2000:]
     (first, last, rows), = _tables(r.stdout).values()
     assert (first, last, len(rows)) == (0.0, 55.0, 56)
-    r = _run("verify", RITE / "humanoid.ram", "--ticks-per-second", "24")
+    r = run_cli("verify", RITE / "humanoid.ram", "--ticks-per-second", "24")
     assert r.returncode == 0, r.stderr[-2000:]
     assert "warning: --ticks-per-second: not an option of RiTE Model files, ignored" in r.stdout
 
 
 def test_animation_files_are_refused_for_x():
-    r = _run("verify", X / "assimp" / "test_cube_text.x", RITE / "walk.raa")
+    r = run_cli("verify", X / "assimp" / "test_cube_text.x", RITE / "walk.raa")
     _clean_error(r, r"give only the model")
 
 
 def test_import_x_writes_a_blend_that_plays_every_set(bpy, tmp_path):
     path = X / "assimp" / "Testwuson.X"
     out = tmp_path / "sub" / "wuson.blend"
-    r = _run("import", path, "-o", out)
+    r = run_cli("import", path, "-o", out)
     assert r.returncode == 0, r.stderr[-2000:]
     assert out.exists() and f"wrote {out.resolve()}" in r.stdout
     # read it back here: armature, skinned mesh, the sets as NLA tracks, each
@@ -259,10 +252,10 @@ def test_import_x_writes_a_blend_that_plays_every_set(bpy, tmp_path):
 # arguments
 
 def test_bad_axes_are_clean_errors(tmp_path):
-    r = _run("verify", RITE / "humanoid.ram", "--forward", "Q")
+    r = run_cli("verify", RITE / "humanoid.ram", "--forward", "Q")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "--forward" in r.stderr and "invalid choice" in r.stderr
-    r = _run("import", RITE / "humanoid.ram", "--forward", "Y", "--up", "Y", "-o", tmp_path / "o.blend")
+    r = run_cli("import", RITE / "humanoid.ram", "--forward", "Y", "--up", "Y", "-o", tmp_path / "o.blend")
     _clean_error(r, r"forward.*up.*different")
     assert not (tmp_path / "o.blend").exists()
 
@@ -274,7 +267,7 @@ def test_bad_axes_are_clean_errors(tmp_path):
 def rig_blend(tmp_path_factory):
     """humanoid.ram with walk.raa, imported by the command line."""
     out = tmp_path_factory.mktemp("rig") / "rig.blend"
-    r = _run("import", RITE / "humanoid.ram", RITE / "walk.raa", "-o", out)
+    r = run_cli("import", RITE / "humanoid.ram", RITE / "walk.raa", "-o", out)
     assert r.returncode == 0, r.stderr[-2000:]
     assert out.exists()
     return out
@@ -288,7 +281,7 @@ def _default_pose(path):
 def test_export_blend_to_x_and_ram(rig_blend, tmp_path):
     want, size = _default_pose(RITE / "humanoid.ram")
     joints = [j.name for j in read_ram(RITE / "humanoid.ram").joints]
-    r = _run("export", rig_blend, "-o", tmp_path / "out.x")
+    r = run_cli("export", rig_blend, "-o", tmp_path / "out.x")
     assert r.returncode == 0, r.stderr[-2000:]
     assert (tmp_path / "out.x").read_bytes()[:4] == b"xof "
     xf = read_xfile(tmp_path / "out.x")
@@ -296,7 +289,7 @@ def test_export_blend_to_x_and_ram(rig_blend, tmp_path):
     got, _ = _default_pose(tmp_path / "out.x")         # vertices split by UV seams: compare the bounds
     assert np.abs(got.min(0) - want.min(0)).max() < 1e-5 * size
     assert np.abs(got.max(0) - want.max(0)).max() < 1e-5 * size
-    r = _run("export", rig_blend, "-o", tmp_path / "out.ram")
+    r = run_cli("export", rig_blend, "-o", tmp_path / "out.ram")
     assert r.returncode == 0, r.stderr[-2000:]
     ram = read_ram(tmp_path / "out.ram")
     assert [j.name for j in ram.joints] == joints
@@ -305,19 +298,19 @@ def test_export_blend_to_x_and_ram(rig_blend, tmp_path):
 
 
 def test_export_of_a_missing_or_broken_blend_exits_2(tmp_path):
-    _clean_error(_run("export", tmp_path / "nothing.blend", "-o", tmp_path / "out.x"), r"nothing\.blend")
+    _clean_error(run_cli("export", tmp_path / "nothing.blend", "-o", tmp_path / "out.x"), r"nothing\.blend")
     garbage = tmp_path / "garbage.blend"
     garbage.write_bytes(b"this is not a blend file\n" * 10)
-    _clean_error(_run("export", garbage, "-o", tmp_path / "out.ram"), r"garbage\.blend")
+    _clean_error(run_cli("export", garbage, "-o", tmp_path / "out.ram"), r"garbage\.blend")
     assert not (tmp_path / "out.x").exists() and not (tmp_path / "out.ram").exists()
 
 
 def test_export_writes_animations_by_default_as_the_gui_does(rig_blend, tmp_path):
     """No flag: the rig's actions are written (as the export operator's
     default); --no-animations leaves them out."""
-    r = _run("export", rig_blend, "-o", tmp_path / "anim.x")
+    r = run_cli("export", rig_blend, "-o", tmp_path / "anim.x")
     assert r.returncode == 0, r.stderr[-2000:]
     assert [s.name for s in read_xfile(tmp_path / "anim.x").animation_sets] == ["walk"]
-    r = _run("export", rig_blend, "-o", tmp_path / "still.x", "--no-animations")
+    r = run_cli("export", rig_blend, "-o", tmp_path / "still.x", "--no-animations")
     assert r.returncode == 0, r.stderr[-2000:]
     assert read_xfile(tmp_path / "still.x").animation_sets == []

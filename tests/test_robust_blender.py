@@ -13,19 +13,13 @@ import re
 import shutil
 import stat
 import subprocess
-import sys
 
 import pytest
 from blender_checks import snapshot
-from conftest import ROOT, SAMPLES
+from conftest import SAMPLES, run_cli
 
 RITE = SAMPLES / "rite"
 X = SAMPLES / "x" / "tiny_4anim.x"
-
-
-def _run(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "legacy_skin_io", *map(str, args)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 def _clean_error(r, where: str) -> str:
@@ -129,11 +123,11 @@ def test_a_nan_error_never_passes(ext):
 def test_cli_refuses_a_fifo_input_at_once(tmp_path):
     fifo = tmp_path / "m.ram"
     os.mkfifo(fifo)
-    _clean_error(_run("import", fifo, "-o", tmp_path / "o.blend", timeout=120), "FIFO")
+    _clean_error(run_cli("import", fifo, "-o", tmp_path / "o.blend", timeout=120), "FIFO")
     anim = tmp_path / "w.raa"
     os.mkfifo(anim)
-    _clean_error(_run("verify", RITE / "humanoid.ram", anim, timeout=120), "FIFO")
-    _clean_error(_run("export", fifo, "-o", tmp_path / "o.x", timeout=120), "FIFO")
+    _clean_error(run_cli("verify", RITE / "humanoid.ram", anim, timeout=120), "FIFO")
+    _clean_error(run_cli("export", fifo, "-o", tmp_path / "o.x", timeout=120), "FIFO")
     assert not (tmp_path / "o.blend").exists() and not (tmp_path / "o.x").exists()
 
 
@@ -142,19 +136,19 @@ def test_cli_bad_output_paths_are_one_line(tmp_path):
     a_file.write_text("a regular file")
     folder = tmp_path / "folder"
     folder.mkdir()
-    _clean_error(_run("import", RITE / "humanoid.ram", "-o", folder), "will not replace a folder")
-    _clean_error(_run("import", RITE / "humanoid.ram", "-o", a_file / "x.blend"), "x.blend")
-    _clean_error(_run("verify", RITE / "humanoid.ram", "--blend", a_file / "x.blend"), "x.blend")
+    _clean_error(run_cli("import", RITE / "humanoid.ram", "-o", folder), "will not replace a folder")
+    _clean_error(run_cli("import", RITE / "humanoid.ram", "-o", a_file / "x.blend"), "x.blend")
+    _clean_error(run_cli("verify", RITE / "humanoid.ram", "--blend", a_file / "x.blend"), "x.blend")
     fifo = tmp_path / "o.blend"
     os.mkfifo(fifo)
-    _clean_error(_run("import", RITE / "humanoid.ram", "-o", fifo), "will not replace a FIFO")
+    _clean_error(run_cli("import", RITE / "humanoid.ram", "-o", fifo), "will not replace a FIFO")
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and a_file.read_text() == "a regular file"
 
 
 @pytest.mark.parametrize("flag", [("--scale", "nan"), ("--tolerance", "nan"), ("--weights", "nan"),
                                   ("--scale", "inf"), ("--weights", "-1")])
 def test_cli_bad_numbers_exit_2(flag):
-    r = _run("verify", RITE / "humanoid.ram", RITE / "walk.raa", *flag)
+    r = run_cli("verify", RITE / "humanoid.ram", RITE / "walk.raa", *flag)
     _clean_error(r, re.escape(flag[0]) + "|weight")
 
 
@@ -250,10 +244,10 @@ def test_export_operators_long_names_are_one_line(bpy, tmp_path):
 def test_cli_failed_import_makes_no_folders(tmp_path):
     """A failed import makes none of its output's missing folders; a
     successful one makes them."""
-    r = _run("import", tmp_path / "missing.ram", "-o", tmp_path / "new" / "deeper" / "o.blend")
+    r = run_cli("import", tmp_path / "missing.ram", "-o", tmp_path / "new" / "deeper" / "o.blend")
     _clean_error(r, "missing.ram")
     assert list(tmp_path.iterdir()) == []
-    r = _run("import", RITE / "humanoid.ram", "-o", tmp_path / "new" / "o.blend")
+    r = run_cli("import", RITE / "humanoid.ram", "-o", tmp_path / "new" / "o.blend")
     assert r.returncode == 0 and (tmp_path / "new" / "o.blend").is_file()
 
 

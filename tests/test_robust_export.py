@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 from legacy_skin_io.io import convert, formats
 from legacy_skin_io.io.errors import FormatError
@@ -31,11 +31,6 @@ AnimationSet long { Animation { { root } AnimationKey { 2; 2; 0;3;0,0,0;;, 10000
 """
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "legacy_skin_io", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
-
-
 def _refused(r, *words):
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
     err = [ln for ln in r.stderr.splitlines() if ln.startswith("error: ")]
@@ -47,7 +42,7 @@ def test_tiny_frame_rate_is_refused_before_writing(tmp_path, fps):
     """RiTE frame f is tick f * 4800 / fps: at a tiny --fps the ticks pass
     2^31 (or overflow): refused, naming the limit and the settings."""
     out = tmp_path / "o.x"
-    _refused(_cli("convert", RITE / "humanoid.ram", RITE / "walk.raa", "-o", out, "--fps", fps),
+    _refused(run_cli("convert", RITE / "humanoid.ram", RITE / "walk.raa", "-o", out, "--fps", fps),
              "2147483647", "--ticks-per-second", "--fps")
     assert not out.exists()
 
@@ -58,9 +53,9 @@ def test_long_action_at_a_high_time_base_is_refused(tmp_path):
     src = tmp_path / "long.x"
     src.write_bytes(LONG_X)
     out = tmp_path / "o.x"
-    _refused(_cli("convert", src, "-o", out, "--ticks-per-second", "1000000"), "2147483647", "--ticks-per-second")
+    _refused(run_cli("convert", src, "-o", out, "--ticks-per-second", "1000000"), "2147483647", "--ticks-per-second")
     assert not out.exists()
-    assert _cli("convert", src, "-o", out).returncode == 0        # its own time base fits
+    assert run_cli("convert", src, "-o", out).returncode == 0        # its own time base fits
     assert xfile.read_scene([str(out)], warnings=[]).clips
 
 
@@ -141,7 +136,7 @@ def test_a_tiny_input_time_base_is_refused_before_sampling(tmp_path, tps, out):
     """.X input read at a tiny time base: its animations last billions of
     frames (or overflow to inf). Writing them is refused in one line before
     any frame is sampled (an OverflowError, or gigabytes of frames, before)."""
-    r = _cli("convert", ROOT / "samples" / "x" / "tiny_4anim.x", "-o", tmp_path / out,
+    r = run_cli("convert", ROOT / "samples" / "x" / "tiny_4anim.x", "-o", tmp_path / out,
              "--input-ticks-per-second", tps)
     if r.returncode == 0:                  # .X written key for key: its times fit once rescaled
         assert out == "o.x" and xfile.read_scene([str(tmp_path / out)], warnings=[]).clips

@@ -6,16 +6,16 @@ behaviour would hang or exhaust the machine) and the readers and writers
 temporary folder, never the machine's own /dev."""
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import shutil
 import signal
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from legacy_skin_io.io import atomic, convert, formats, paths
 from legacy_skin_io.io.errors import FormatError
@@ -24,11 +24,7 @@ from legacy_skin_io.io.rite import read_ram
 ROOT = Path(__file__).resolve().parents[1]
 RITE = ROOT / "samples" / "rite"
 X = ROOT / "samples" / "x" / "tiny_4anim.x"
-
-
-def _cli(*args, timeout=120, preexec_fn=None):
-    return subprocess.run([sys.executable, "-m", "legacy_skin_io", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout, preexec_fn=preexec_fn)
+_cli = functools.partial(run_cli, timeout=120)
 
 
 def _one_error(r, where: str) -> str:
