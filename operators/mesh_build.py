@@ -342,7 +342,9 @@ def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
             part = sel & np.isin(j, batch) if len(batch) < len(targets) else sel
             dense = np.zeros((len(batch), V), dtype=np.float32)
             dense[np.searchsorted(batch, j[part]), v[part]] = w[part]
-            attrs, ng, mod, ok = [], None, None, False
+            # the modifier by its name only: applying it frees it, and its Python object then
+            # reads freed memory (Blender 4.5 raised UnicodeDecodeError on ``mod.name``)
+            attrs, ng, mod_name, ok = [], None, None, False
             try:
                 for k in range(len(batch)):
                     a = me.attributes.new(f".lsio_vg{k}", "FLOAT", "POINT")
@@ -352,16 +354,19 @@ def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
                 ng = attribute_nodes.copy_group(".lsio_vertex_groups",
                                                 [(name, groups[jj][0]) for name, jj in zip(attrs, batch.tolist())])
                 mod = cast(bpy.types.NodesModifier, obj.modifiers.new(".lsio_vertex_groups", "NODES"))
+                mod_name = mod.name
                 mod.node_group = ng
                 mod.show_viewport = False    # applied all the same; the depsgraph need not evaluate it first
+                del mod
                 with bpy.context.temp_override(object=obj, active_object=obj):
-                    bpy.ops.object.modifier_apply(modifier=mod.name)
-                ok = obj.modifiers.get(mod.name) is None
+                    bpy.ops.object.modifier_apply(modifier=mod_name)
+                ok = obj.modifiers.get(mod_name) is None
             except (RuntimeError, TypeError, KeyError, AttributeError):
                 ok = False
             finally:
-                if mod is not None and obj.modifiers.get(mod.name) is not None:
-                    obj.modifiers.remove(mod)
+                left = obj.modifiers.get(mod_name) if mod_name is not None else None
+                if left is not None:
+                    obj.modifiers.remove(left)
                 for name in attrs:
                     a = me.attributes.get(name)
                     if a is not None:
