@@ -64,10 +64,15 @@ def face_normals(positions: np.ndarray, sizes: np.ndarray, corners: np.ndarray) 
     if not F:
         return np.zeros((0, 3))
     k = int(sizes[0])
-    if k >= 3 and (sizes == k).all():
+    if k == 3 and (sizes == 3).all():
+        c = corners.reshape(F, 3)
+        a = p[c[:, 0]]
+        b, d = p[c[:, 1]], p[c[:, 2]]
+        b -= a
+        d -= a
+        return _cross(b, d)
+    if k > 3 and (sizes == k).all():
         q = p[corners.reshape(F, k)]
-        if k == 3:
-            return _cross(q[:, 1] - q[:, 0], q[:, 2] - q[:, 0])
         return _cross(q, np.roll(q, -1, axis=1)).sum(axis=1)
     starts = np.zeros(F, dtype=np.int64)
     if F > 1:
@@ -93,21 +98,41 @@ def agreeing_normals(normals: np.ndarray, positions: np.ndarray, sizes: np.ndarr
     lies within :data:`EDGE_ON` of the plane (a plate's edge, smoothed with
     its sides) is tilted out of it to that much, in the plane of it and the
     face normal. Unit normals in, unit normals out; the others, and corners
-    of degenerate faces, are returned as they are."""
-    n = np.array(normals, dtype=np.float64).reshape(-1, 3)
+    of degenerate faces, are returned as they are (the array given, when no
+    corner changes)."""
+    n = np.asarray(normals, dtype=np.float64).reshape(-1, 3)
+    sizes = np.asarray(sizes, dtype=np.int64)
     g = face_normals(positions, sizes, corners)
-    length = np.linalg.norm(g, axis=1, keepdims=True)
-    unit = np.where(length > 0, g / np.where(length > 0, length, 1.0), 0.0)[face_of_corner(sizes)]
-    flat = ~unit.any(axis=1)
-    along = np.einsum("ij,ij->i", n, unit)
-    back = (along < 0) & ~flat
-    n[back] -= 2.0 * along[back, None] * unit[back]
+    length = np.sqrt(np.einsum("ij,ij->i", g, g))
+    F = len(sizes)
+    k = int(sizes[0]) if F else 0
+    if F and (sizes == k).all():        # faces of one size: no per-corner copy of the face normals
+        dot = np.einsum("fkj,fj->fk", n.reshape(F, k, 3), g).reshape(-1)
+        reach = np.repeat(length, k)
+    else:
+        face = face_of_corner(sizes)
+        dot = np.einsum("ij,ij->i", n, g[face])
+        reach = length[face]
+    # the face's unit normal u = g / |g|: behind it, n . u < 0; edge-on, |n . u| < EDGE_ON
+    fix = np.flatnonzero((reach > 0) & ((dot < 0) | (np.abs(dot) < EDGE_ON * reach)))
+    changed = np.zeros(len(n), dtype=bool)
+    if not len(fix):
+        return n, changed
+    face = face_of_corner(sizes)[fix]
+    unit = g[face] / length[face, None]
+    m = n[fix]
+    along = np.einsum("ij,ij->i", m, unit)
+    back = along < 0
+    m[back] -= 2.0 * along[back, None] * unit[back]
     along = np.abs(along)
-    low = (along < EDGE_ON) & ~flat
+    low = along < EDGE_ON
     if low.any():
-        plane = n[low] - along[low, None] * unit[low]
+        plane = m[low] - along[low, None] * unit[low]
         pl = np.linalg.norm(plane, axis=1, keepdims=True)
         plane = np.where(pl > 0, plane / np.where(pl > 0, pl, 1.0), 0.0)
         tilted = EDGE_ON * unit[low] + np.sqrt(1.0 - EDGE_ON ** 2) * plane
-        n[low] = np.where(pl > 0, tilted, unit[low])        # (no direction in the plane: the face's own)
-    return n, back | low
+        m[low] = np.where(pl > 0, tilted, unit[low])        # (no direction in the plane: the face's own)
+    out = n.copy()
+    out[fix] = m
+    changed[fix] = back | low
+    return out, changed

@@ -44,6 +44,11 @@ def _error(f, fa, fb, va, vb, v, unit: bool) -> np.ndarray:
     return err
 
 
+#: Samples per batch of curves (64 KB of float64 per component: in cache):
+#: curves are reduced together, in batches of about this many samples.
+BATCH_SAMPLES = 1 << 13
+
+
 def linear_keys(frames, values, tol, *, unit: bool = False) -> np.ndarray:
     """(F, G) bool: the samples to key of G curves sampled at ``frames``
     (F,), increasing; ``values`` (F, G, C) (or (F, G)): C components per
@@ -52,7 +57,9 @@ def linear_keys(frames, values, tol, *, unit: bool = False) -> np.ndarray:
     or (G,)), the largest absolute difference of a component; ``unit``: the
     interpolated vectors are normalised first (Blender normalises a
     quaternion's interpolated components; the samples are unit vectors).
-    The first and last samples are always kept."""
+    The first and last samples are always kept. Curves are reduced
+    together (one numpy pass per round over every open interval of a batch
+    of curves), each by the same rule as if alone."""
     f = np.asarray(frames, dtype=np.float64).reshape(-1)
     v = np.asarray(values, dtype=np.float64)
     if v.ndim == 2:
@@ -60,22 +67,33 @@ def linear_keys(frames, values, tol, *, unit: bool = False) -> np.ndarray:
     F, G, _ = v.shape
     tol = np.broadcast_to(np.asarray(tol, dtype=np.float64), (G,))
     keep = np.zeros((F, G), dtype=bool)
-    for g in range(G):       # one curve at a time: its samples stay in the cache
-        keep[:, g] = _curve_keys(f, np.ascontiguousarray(v[:, g]), float(tol[g]), unit)
+    if F == 0 or G == 0:
+        return keep
+    per = max(1, BATCH_SAMPLES // F)
+    for g0 in range(0, G, per):
+        g1 = min(G, g0 + per)
+        keep[:, g0:g1] = _batch_keys(f, v[:, g0:g1], tol[g0:g1], unit).reshape(g1 - g0, F).T
     return keep
 
 
-def _curve_keys(f: np.ndarray, v: np.ndarray, tol: float, unit: bool) -> np.ndarray:
-    """:func:`linear_keys` of one curve ``v`` (F, C)."""
-    F = len(f)
-    keep = np.zeros(F, dtype=bool)
-    if F == 0:
-        return keep
-    keep[0] = keep[-1] = True
+def _batch_keys(f: np.ndarray, v: np.ndarray, tol: np.ndarray, unit: bool) -> np.ndarray:
+    """:func:`linear_keys` of the curves ``v`` (F, B, C), as one (B * F,)
+    mask, curve after curve."""
+    F, B, C = v.shape
+    vs = np.ascontiguousarray(v.transpose(1, 0, 2)).reshape(B * F, C)    # curve after curve
+    fs = np.tile(f, B)
+    tols = np.repeat(tol, F)
+    keep = np.zeros(B * F, dtype=bool)
+    first = np.arange(B) * F
+    keep[first] = keep[first + F - 1] = True
     if F > 2:
-        keep[1:-1] = _error(f[1:-1], f[:-2], f[2:], v[:-2], v[2:].copy(), v[1:-1], unit) > tol
+        bent = _error(fs[1:-1], fs[:-2], fs[2:], vs[:-2], vs[2:].copy(), vs[1:-1], unit) > tols[1:-1]
+        bent[first[1:] - 1] = bent[first[1:] - 2] = False      # across two curves
+        keep[1:-1] |= bent
     k = np.flatnonzero(keep)
     a, b = k[:-1], k[1:]
+    same = a // F == b // F                     # intervals within one curve
+    a, b = a[same], b[same]
     while True:
         inner = b - a - 1
         a, b, inner = a[inner > 0], b[inner > 0], inner[inner > 0]
@@ -85,9 +103,9 @@ def _curve_keys(f: np.ndarray, v: np.ndarray, tol: float, unit: bool) -> np.ndar
         owner = np.repeat(np.arange(len(a)), inner)
         ao, bo = a[owner], b[owner]
         idx = np.arange(int(inner.sum())) - starts[owner] + ao + 1
-        err = _error(f[idx], f[ao], f[bo], v[ao], v[bo], v[idx], unit)
+        err = _error(fs[idx], fs[ao], fs[bo], vs[ao], vs[bo], vs[idx], unit)
         worst = np.maximum.reduceat(err, starts)
-        bad = worst > tol
+        bad = worst > tols[a]
         if not bad.any():
             return keep
         # the first worst sample of each interval, kept within its middle half

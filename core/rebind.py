@@ -57,15 +57,22 @@ def place_skin(positions: np.ndarray, joints: np.ndarray, inverse_bind: np.ndarr
     joints = np.asarray(joints, dtype=np.int64)
     e = np.asarray(armature_bind, dtype=np.float64)[joints] @ np.asarray(inverse_bind, dtype=np.float64)
     keep = np.asarray(weight, dtype=np.float64) > 0
-    v = np.asarray(vertex, dtype=np.int64)[keep]
-    slot = np.searchsorted(joints, np.asarray(joint, dtype=np.int64)[keep])
-    at = np.einsum("nij,nj->ni", e[slot, :3, :3], p[v]) + e[slot, :3, 3]     # E_mj p per weight
+    joint = np.asarray(joint, dtype=np.int64)[keep]
     # the reference: the E carrying the most weights (ties: the first joint)
-    counts = np.bincount(slot, minlength=len(joints))
+    counts = (np.bincount(joint, minlength=int(joints.max()) + 1)[joints] if len(joint) and len(joints)
+              else np.zeros(len(joints), dtype=np.int64))
     ref = int(np.argmax(counts)) if len(joints) else 0
     matrix = e[ref] if len(joints) else np.asarray(unweighted_at, dtype=np.float64)
     inv = np.linalg.inv(matrix)
     corrections = e @ inv if len(joints) else np.zeros((0, 4, 4))
+    mw = np.asarray(unweighted_at, dtype=np.float64)
+    if _within(inv @ np.concatenate((e, mw[None])) - np.eye(4), p, tol / 2) and _within(e - matrix, p, tol / 2):
+        # every point as stored already (the usual case): nothing moves, no vertex conflicts
+        return SkinPlacement(matrix, p, np.zeros(V, dtype=bool), np.broadcast_to(np.eye(3), (V, 3, 3)),
+                             np.zeros(V, dtype=bool), corrections)
+    v = np.asarray(vertex, dtype=np.int64)[keep]
+    slot = np.searchsorted(joints, joint)
+    at = np.einsum("nij,nj->ni", e[slot, :3, :3], p[v]) + e[slot, :3, 3]     # E_mj p per weight
     weighted = np.zeros(V, dtype=bool)
     weighted[v] = True
     # where each vertex must be, seen from its first weight; how far its other weights disagree
@@ -75,7 +82,6 @@ def place_skin(positions: np.ndarray, joints: np.ndarray, inverse_bind: np.ndarr
     first[uv] = order[start]
     want = np.empty((V, 3))
     want[uv] = at[first[uv]]
-    mw = np.asarray(unweighted_at, dtype=np.float64)
     loose = ~weighted
     want[loose] = p[loose] @ mw[:3, :3].T + mw[:3, 3]
     spread = np.zeros(V)
@@ -92,6 +98,20 @@ def place_skin(positions: np.ndarray, joints: np.ndarray, inverse_bind: np.ndarr
     linear[w_moved] = inv[None, :3, :3] @ e[slot[first[w_moved]], :3, :3]
     linear[moved & loose] = inv[:3, :3] @ mw[:3, :3]
     return SkinPlacement(matrix, out, moved, linear, conflict, corrections)
+
+
+def _within(diff: np.ndarray, p: np.ndarray, limit: float) -> bool:
+    """Whether every matrix of ``diff`` (K, 4, 4) maps every point of ``p``
+    (V, 3), as (x, y, z, 1), to a vector no longer than ``limit``, by a
+    bound: the largest Frobenius norm of their upper three rows times the
+    longest (x, y, z, 1). With ``diff`` the stored points' maps less the
+    identity, no stored point moves; with the joints' placements less the
+    reference, no two of a vertex's points differ by twice ``limit``."""
+    if not len(p) or not len(diff):
+        return True
+    top = diff[:, :3]
+    reach = float(np.sqrt(np.einsum("kij,kij->k", top, top).max()))
+    return reach * float(np.sqrt(np.einsum("ij,ij->i", p, p).max() + 1.0)) <= limit
 
 
 def choose_binds(bind: np.ndarray, default_world: np.ndarray, skins: list) -> np.ndarray:

@@ -192,7 +192,8 @@ def budget(built: Built, size: float | None = None) -> Budget:
     J = len(sk)
     reach = np.zeros(J)
     moved = np.zeros(J, dtype=bool)
-    points = oracle.evaluate(scene, None, [0.0])[0] if scene.meshes else np.zeros((0, 3))
+    points = (np.zeros((0, 3)) if not scene.meshes else built.default_points if built.default_points is not None
+              else oracle.default_points(scene))
     start = 0
     for m in scene.meshes:
         p = points[start:start + len(m.positions)]

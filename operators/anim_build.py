@@ -59,8 +59,9 @@ def assign_action(id_data, action, slot) -> None:
 
 
 def add_keys(channelbag, data_path: str, frames, values, *, index: int = 0,
-             group: str | None = None, interpolation: str = "LINEAR"):
-    """One F-curve with len(frames) keys set through foreach_set."""
+             group: str | None = None, interpolation: str = "LINEAR", keyed: dict | None = None):
+    """One F-curve with len(frames) keys set through foreach_set; ``keyed``:
+    gets the arrays set, for ``source_keys.fingerprint``."""
     frames = np.asarray(frames, dtype=np.float32).reshape(-1)
     values = np.asarray(values, dtype=np.float32).reshape(-1)
     fc = channelbag.fcurves.new(data_path, index=index)
@@ -72,18 +73,21 @@ def add_keys(channelbag, data_path: str, frames, values, *, index: int = 0,
     co = np.empty(2 * len(frames), dtype=np.float32)
     co[0::2] = frames
     co[1::2] = values
+    interp = np.full(len(frames), _INTERP[interpolation], dtype=np.int32)
     kp.foreach_set("co", co)
-    kp.foreach_set("interpolation", np.full(len(frames), _INTERP[interpolation], dtype=np.int32))
+    kp.foreach_set("interpolation", interp)
     fc.update()
+    if keyed is not None and source_keys.keyed_plainly(interpolation):
+        keyed[(data_path, index)] = (co, interp)
     return fc
 
 
 def add_vector_keys(channelbag, data_path: str, frames, values, *, group: str | None = None,
-                    interpolation: str = "LINEAR") -> list:
+                    interpolation: str = "LINEAR", keyed: dict | None = None) -> list:
     """One F-curve per component of ``values`` (K, C)."""
     values = np.asarray(values)
     return [add_keys(channelbag, data_path, frames, values[:, c], index=c, group=group,
-                     interpolation=interpolation) for c in range(values.shape[1])]
+                     interpolation=interpolation, keyed=keyed) for c in range(values.shape[1])]
 
 
 def channel_mode_exact(built: Built, size: float) -> bool:
@@ -149,13 +153,14 @@ def dense_keys(clip: Clip, fps: float) -> bool:
     return False
 
 
-def _key(bag, bone: str, prop: str, frames, values, mode: str = rotation_modes.QUATERNION) -> None:
+def _key(bag, bone: str, prop: str, frames, values, mode: str = rotation_modes.QUATERNION,
+         keyed: dict | None = None) -> None:
     """Keys of one channel of one bone; rotations (w, x, y, z) go to the
     channel of the bone's rotation ``mode``."""
     if prop == "rotation_quaternion":
         prop, values = rotation_modes.keys(mode, values)
     path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
-    add_vector_keys(bag, path, frames, values, group=bone)     # extrapolation: CONSTANT, the default
+    add_vector_keys(bag, path, frames, values, group=bone, keyed=keyed)   # extrapolation: CONSTANT, the default
 
 
 _PROPS = ("location", "rotation_quaternion", "scale")
@@ -283,6 +288,7 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
     file's keys mapped channel by channel. ``resting`` channels are not
     keyed. A clip that loops as the Animator does loops with Cycles modifiers."""
     action, slot, bag = new_action_for(built.armature, clip.name)
+    keyed: dict = {}            # the digests of the keys set, for the fingerprint
     sk = built.scene.skeleton
     assert sk is not None
     # joints without a bone move nothing shown (bones are made of every joint that does): no action needed
@@ -315,12 +321,12 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
                             else slice(None) if prop == "rotation_quaternion"
                             and modes[bone] != rotation_modes.QUATERNION
                             else keep[prop][bi])
-                    _key(bag, bone, prop, frames[rows], vals[rows], modes[bone])
+                    _key(bag, bone, prop, frames[rows], vals[rows], modes[bone], keyed)
                 elif clip.layer == "ACTION" and prop in static.get(bi, ()):
                     _key(bag, bone, prop, [f0], {"location": dt, "rotation_quaternion": _wxyz(dr),
-                                                 "scale": ds}[prop][bi][None], modes[bone])
+                                                 "scale": ds}[prop][bi][None], modes[bone], keyed)
     else:
-        _key_channels(built, clip, fps, bag, static, (dt, dr, ds), f0, modes)
+        _key_channels(built, clip, fps, bag, static, (dt, dr, ds), f0, modes, keyed)
     lo, hi = clip.frame_range(fps)
     cycle = None
     if clip.cycle is not None:
@@ -335,7 +341,7 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
         "layer": clip.layer, "weight": clip.weight, "mix": clip.mix, "start": clip.start, "end": clip.end,
         "cycle": clip.cycle, "cycle_frames": cycle, "loops": loops, "ticks_per_second": clip.ticks_per_second,
         "baked": bool(baked), "extras": clip.extras})
-    source_keys.record(action, clip, built.armature)     # an export writes an untouched set key for key
+    source_keys.record(action, clip, built.armature, keyed)     # an export writes an untouched set key for key
     return action, slot
 
 
@@ -364,7 +370,7 @@ def loop_range(clip: Clip, fps: float) -> tuple[float, float] | None:
     return f0 + 1.0, f1
 
 
-def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0, modes) -> None:
+def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0, modes, keyed: dict) -> None:
     """The file's keys, channel by channel (exact when ``channel_mode_exact``)."""
     sk = built.scene.skeleton
     rs = built.rest
@@ -379,7 +385,7 @@ def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0
         if not clip.animated[j]:
             for prop, val in (("location", dt[bi]), ("rotation_quaternion", _wxyz(dr[bi])), ("scale", ds[bi])):
                 if prop in static.get(bi, ()):
-                    _key(bag, bone, prop, [f0], val[None], modes[bone])
+                    _key(bag, bone, prop, [f0], val[None], modes[bone], keyed)
             continue
         for prop, ch in chans.items():
             k = track_of[prop].get(j)
@@ -409,7 +415,7 @@ def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0
         else:
             out = rs.channels(t0[js], r0[js], vals, b)[2]
         for job, part in zip(jobs, np.split(out, np.cumsum(counts)[:-1])):
-            _key(bag, job[0], prop, clip.to_frames(job[3], fps), part, modes[job[0]])
+            _key(bag, job[0], prop, clip.to_frames(job[3], fps), part, modes[job[0]], keyed)
 
 
 def place_actions(built: Built, fps: float) -> tuple[float, float] | None:

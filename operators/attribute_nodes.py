@@ -32,15 +32,21 @@ def copy_group(name: str, pairs: list[tuple[str, str]]) -> Any:
     ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
     sock = ng.nodes.new("NodeGroupInput").outputs[0]
     for source, target in pairs:
+        # float and point are the nodes' defaults; every property set updates the tree: set only what differs
         read: Any = ng.nodes.new("GeometryNodeInputNamedAttribute")
-        read.data_type = "FLOAT"
+        _ensure(read, "data_type", "FLOAT")
         read.inputs["Name"].default_value = source
         store: Any = ng.nodes.new("GeometryNodeStoreNamedAttribute")
-        store.data_type = "FLOAT"
-        store.domain = "POINT"
+        _ensure(store, "data_type", "FLOAT")
+        _ensure(store, "domain", "POINT")
         store.inputs["Name"].default_value = target
         ng.links.new(sock, store.inputs["Geometry"])
         ng.links.new(read.outputs["Attribute"], store.inputs["Value"])
         sock = store.outputs["Geometry"]
     ng.links.new(sock, ng.nodes.new("NodeGroupOutput").inputs[0])
     return ng
+
+
+def _ensure(node, prop: str, value: str) -> None:
+    if getattr(node, prop) != value:
+        setattr(node, prop, value)

@@ -58,14 +58,15 @@ class Built:
     baked: bool = False
     warnings: list[str] = field(default_factory=Warnings)
     self_check: selfcheck.SelfCheck | None = None              # the default pose against the oracle
+    default_points: np.ndarray | None = None                   # oracle.default_points of the scene
 
 
 def build(context, scene: Scene, options: Options | None = None, progress=None) -> Built:
     """Build ``scene`` into the current Blender scene. The caller wraps this
     in a :class:`~.rollback.Rollback`."""
     options = options or Options()
-    built = Built(scene)
-    size = oracle.size(scene)
+    built = Built(scene, default_points=oracle.default_points(scene))
+    size = oracle.size(scene, built.default_points)
     sk = scene.skeleton
     default_world = sk.world() if sk is not None else None
     has_bones = sk is not None and len(sk) and armature_build.bone_joints(scene, options.every_joint_bone).any()

@@ -47,10 +47,75 @@ def fcurves(action) -> list:
     return out
 
 
-def fingerprint(action) -> str:
+#: Interpolation codes (``Keyframe.interpolation`` through ``foreach_get``).
+_BEZIER = 2
+_EASING_FROM = 3                     # SINE and after: easing, and BACK's and ELASTIC's parameters
+FINGERPRINT_VERSION = "2:"
+
+
+def _hash_keys(h, co: np.ndarray, interpolation: np.ndarray, points) -> None:
+    """Feed one F-curve's keys to ``h``: ``co`` (2 K,) float32 frames and
+    values interleaved and ``interpolation`` (K,) int32, as ``foreach_get``
+    gives them; the handles where a key is BEZIER and the easing parameters
+    where a key eases, read from the curve's ``points`` (its keyframe points)."""
+    h.update(co)
+    h.update(interpolation)
+    n = len(interpolation)
+    top = int(interpolation.max(initial=0))
+    if top < _BEZIER:
+        return
+    if top == _BEZIER or (interpolation == _BEZIER).any():
+        for attr in ("handle_left", "handle_right"):
+            buf = np.empty(2 * n, dtype=np.float32)
+            points.foreach_get(attr, buf)
+            h.update(buf)
+    if top >= _EASING_FROM:
+        for attr, dtype in (("easing", np.int32), ("back", np.float32), ("amplitude", np.float32),
+                            ("period", np.float32)):
+            buf = np.empty(n, dtype=dtype)
+            points.foreach_get(attr, buf)
+            h.update(buf)
+
+
+def keyed_plainly(interpolation: str) -> bool:
+    """Whether keys of this interpolation play by their frames and values
+    alone (no handles, no easing): their arrays can stand for them in
+    :func:`fingerprint`'s ``keyed``."""
+    return interpolation in ("CONSTANT", "LINEAR")
+
+
+def fingerprint(action, keyed: dict | None = None) -> str:
     """A digest of everything of the action's F-curves that changes what
-    they play: paths, indices, keys (frames, values, handles, interpolation,
-    easing), extrapolation, modifiers, mute."""
+    they play: paths, indices, keys (frames, values, interpolation; handles
+    where a key is BEZIER; easing and its parameters where a key eases),
+    extrapolation, modifiers, mute. ``keyed``: {(data_path, index): (co
+    (2 K,) float32, interpolation (K,) int32)}, the arrays just set on
+    curves whose keys are CONSTANT or LINEAR (the import), so that they
+    need not be read back."""
+    h = hashlib.sha1()
+    for fc in sorted(fcurves(action), key=lambda f: (f.data_path, f.array_index)):
+        points = fc.keyframe_points
+        n = len(points)
+        mods = ",".join(m.type for m in fc.modifiers)
+        h.update(f"{fc.data_path}\0{fc.array_index}\0{n}\0{fc.extrapolation}\0{fc.mute}\0{mods}\0"
+                 .encode("utf-8", "surrogatepass"))
+        known = keyed.get((fc.data_path, fc.array_index)) if keyed else None
+        if known is not None and len(known[1]) == n:
+            h.update(known[0])
+            h.update(known[1])
+            continue
+        co = np.empty(2 * n, dtype=np.float32)
+        points.foreach_get("co", co)
+        interpolation = np.empty(n, dtype=np.int32)
+        points.foreach_get("interpolation", interpolation)
+        _hash_keys(h, co, interpolation, points)
+    return FINGERPRINT_VERSION + h.hexdigest()
+
+
+def _fingerprint_v1(action) -> str:
+    """The fingerprint as recorded by imports before :data:`FINGERPRINT_VERSION`
+    (every key's handles and easing, whatever its interpolation), so that
+    sets imported into a saved .blend then still export key for key."""
     h = hashlib.sha1()
     for fc in sorted(fcurves(action), key=lambda f: (f.data_path, f.array_index)):
         kp = fc.keyframe_points
@@ -66,9 +131,10 @@ def fingerprint(action) -> str:
     return h.hexdigest()
 
 
-def record(action, clip: Clip, arm_obj) -> None:
+def record(action, clip: Clip, arm_obj, keyed: dict | None = None) -> None:
     """Record ``clip``'s own keys (when it has no sampler), the fingerprint
-    of the action's F-curves as keyed, and the rig it was made for."""
+    of the action's F-curves as keyed (``keyed``: see :func:`fingerprint`),
+    and the rig it was made for."""
     if clip.sampler is None:
         group = {"animated": np.flatnonzero(clip.animated).tolist(), "joints": int(len(clip.animated)),
                  "rotation_mode": clip.rotation_mode}
@@ -78,7 +144,7 @@ def record(action, clip: Clip, arm_obj) -> None:
             group[c + "_times"] = np.asarray(ch.times, dtype=np.float64).tolist()
             group[c + "_values"] = np.asarray(ch.values, dtype=np.float64).reshape(-1).tolist()
         action[KEYS] = group
-    action[KEYS + "_fingerprint"] = fingerprint(action)
+    action[KEYS + "_fingerprint"] = fingerprint(action, keyed)
     action[KEYS + "_owner"] = rig_token(arm_obj, create=True)
 
 
@@ -88,8 +154,10 @@ def owner(action) -> str:
 
 def untouched(action) -> bool:
     """The action's F-curves are as the import keyed them."""
-    stored = action.get(KEYS + "_fingerprint")
-    return bool(stored) and stored == fingerprint(action)
+    stored = str(action.get(KEYS + "_fingerprint") or "")
+    if not stored:
+        return False
+    return stored == (fingerprint(action) if stored.startswith(FINGERPRINT_VERSION) else _fingerprint_v1(action))
 
 
 def _ints(group, key) -> np.ndarray:

@@ -179,10 +179,16 @@ def corner_normals(scene: Scene, mesh: Mesh, world: np.ndarray, default_world: n
     return out / np.where(length > 0, length, 1.0)
 
 
-def size(scene: Scene) -> float:
-    """Diagonal of the bounding box of every mesh at the default pose (the
-    joints when there is no mesh); 1.0 for an empty scene."""
-    pts = [p for p in evaluate(scene, None, [0.0])[0:1] if len(p)]
+def default_points(scene: Scene) -> np.ndarray:
+    """World positions (V_total, 3) of every mesh at the default pose."""
+    return evaluate(scene, None, [0.0])[0]
+
+
+def size(scene: Scene, points: np.ndarray | None = None) -> float:
+    """Diagonal of the bounding box of every mesh at the default pose
+    (``points``: :func:`default_points` when already known; the joints
+    when there is no mesh); 1.0 for an empty scene."""
+    pts = [p for p in [default_points(scene) if points is None else points] if len(p)]
     if not pts and scene.skeleton is not None and len(scene.skeleton):
         pts = [scene.skeleton.world()[:, :3, 3]]
     if not pts:

@@ -221,7 +221,7 @@ def test_real_animated_x_round_trips_key_for_key(bpy, tmp_path, path):
 @pytest.mark.skipif(not ar.available(), reason="assimp-utils not installed")
 def test_an_edited_set_is_sampled_at_its_original_key_times_and_ends_at_its_own_end(bpy, tmp_path):
     """pistol.x ends at 47.2 frames (9440 ticks). Touched after the import
-    (a key's easing changed: its fingerprint no longer matches), the set is
+    (its first key eases in: its fingerprint no longer matches), the set is
     sampled: its keys include the original key times, and the last one is
     the end pose at 9440 ticks (before: written at whole frames, the end
     pose interpolated between frames 47 and 48)."""
@@ -231,7 +231,8 @@ def test_an_edited_set_is_sampled_at_its_original_key_times_and_ends_at_its_own_
     sk = ext("operators.source_keys")
     action = next(a for a in bpy.data.actions if sk.fcurves(a))
     fc = sk.fcurves(action)[0]
-    fc.keyframe_points[0].easing = "EASE_IN" if fc.keyframe_points[0].easing != "EASE_IN" else "EASE_OUT"
+    fc.keyframe_points[0].interpolation = "SINE"
+    fc.keyframe_points[0].easing = "EASE_IN"
     fc.update()
     assert not sk.untouched(action)
     out = tmp_path / "edited.x"
@@ -247,3 +248,94 @@ def test_an_edited_set_is_sampled_at_its_original_key_times_and_ends_at_its_own_
     end_o = orig.points(a, a.key_times()[-1])
     end_e = got.points(b, have.max() * b.ticks_per_second)
     assert max(float(np.linalg.norm(x - y, axis=1).max()) for x, y in zip(end_o, end_e)) <= REL * size
+
+
+def test_the_import_fingerprint_is_the_one_read_back_from_the_curves(bpy):
+    """The fingerprint an import records comes from the arrays it keyed (not
+    read back from Blender); an export reads the F-curves. For every action
+    of real animated files and the RiTE sample they must be the same digest,
+    or an untouched set would be sampled instead of written key for key."""
+    sk = ext("operators.source_keys")
+    seen = 0
+    for path in [X / "real" / "blitz-research__blitz3d" / "pistol.x",
+                 X / "real" / "minetest__minetest_game" / "character.x",
+                 X / "directx-sdk" / "tiny_4anim.x", SAMPLES / "rite" / "humanoid.ram"]:
+        bpy.ops.wm.read_homefile(use_empty=True)
+        op = bpy.ops.import_scene.rite if path.suffix == ".ram" else bpy.ops.import_scene.xfile
+        assert op(filepath=str(path)) == {"FINISHED"}
+        for action in bpy.data.actions:
+            stored = action.get(sk.KEYS + "_fingerprint")
+            if stored is None:
+                continue
+            assert stored == sk.fingerprint(action), (path.name, action.name)
+            assert sk.untouched(action)
+            seen += 1
+    assert seen >= 7
+
+
+def test_the_fingerprint_sees_what_plays_and_only_that(bpy):
+    """Edits that change what an action plays make it touched (a value; an
+    interpolation; a BEZIER key's handle; an easing key's easing and its
+    BACK amount; a modifier; a mute); edits Blender plays the same (a LINEAR
+    key's easing or handles) leave it untouched. A fingerprint recorded
+    before the current version (no prefix) is still read."""
+    sk = ext("operators.source_keys")
+    path = X / "real" / "blitz-research__blitz3d" / "pistol.x"
+    assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
+    action = next(a for a in bpy.data.actions if sk.fcurves(a))
+    fc = max(sk.fcurves(action), key=lambda f: len(f.keyframe_points))
+    kp = fc.keyframe_points
+    assert len(kp) >= 3 and all(k.interpolation == "LINEAR" for k in kp)
+    stored = action[sk.KEYS + "_fingerprint"]
+
+    def same_after(edit) -> bool:
+        edit()
+        fc.update()
+        return sk.fingerprint(action) == stored
+
+    assert same_after(lambda: setattr(kp[1], "easing", "EASE_IN_OUT"))
+    assert same_after(lambda: setattr(kp[1], "handle_right", (kp[1].co[0] + 1.0, kp[1].co[1] + 5.0)))
+    assert sk.untouched(action)
+
+    def restored(edit, undo) -> bool:
+        before = sk.fingerprint(action)
+        edit()
+        fc.update()
+        changed = sk.fingerprint(action) != before
+        undo()
+        fc.update()
+        assert sk.fingerprint(action) == before
+        return changed
+
+    value = float(kp[1].co[1])
+    assert restored(lambda: setattr(kp[1], "co", (kp[1].co[0], value + 1e-3)),
+                    lambda: setattr(kp[1], "co", (kp[1].co[0], value)))
+    assert restored(lambda: setattr(kp[1], "interpolation", "CONSTANT"),
+                    lambda: setattr(kp[1], "interpolation", "LINEAR"))
+    assert restored(lambda: setattr(fc, "mute", True), lambda: setattr(fc, "mute", False))
+    assert restored(lambda: fc.modifiers.new("NOISE"), lambda: fc.modifiers.remove(fc.modifiers[0]))
+    kp[1].interpolation = "BEZIER"
+    kp[1].handle_right_type = "FREE"
+    fc.update()
+    hr = tuple(kp[1].handle_right)
+    assert restored(lambda: setattr(kp[1], "handle_right", (hr[0], hr[1] + 0.5)),
+                    lambda: setattr(kp[1], "handle_right", hr))
+    kp[1].interpolation = "BACK"
+    fc.update()
+    back = float(kp[1].back)
+    assert restored(lambda: setattr(kp[1], "back", back + 0.5), lambda: setattr(kp[1], "back", back))
+    easing = kp[1].easing
+    assert restored(lambda: setattr(kp[1], "easing", "EASE_OUT" if easing != "EASE_OUT" else "EASE_IN"),
+                    lambda: setattr(kp[1], "easing", easing))
+    assert not sk.untouched(action)           # BACK now: it plays otherwise than imported
+
+    # a .blend saved by an earlier version holds a fingerprint without the version prefix
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
+    action = next(a for a in bpy.data.actions if sk.fcurves(a))
+    action[sk.KEYS + "_fingerprint"] = sk._fingerprint_v1(action)
+    assert sk.untouched(action)
+    fc = sk.fcurves(action)[0]
+    fc.keyframe_points[0].co = (fc.keyframe_points[0].co[0], fc.keyframe_points[0].co[1] + 1e-3)
+    fc.update()
+    assert not sk.untouched(action)

@@ -145,6 +145,38 @@ def test_place_skin_deforms_as_direct3d(kind):
         assert np.abs(got - want).max() < 1e-9
 
 
+@pytest.mark.parametrize("kind", ["same", "blended"])
+def test_the_shortcut_for_agreeing_binds_places_as_the_full_placement(monkeypatch, kind):
+    """Meshes whose offsets agree with the armature's binds skip the per-weight
+    placement. Around the tolerance (one joint's offset off by 1e-4 .. 1e2 of
+    it; a scaled mesh frame; unweighted vertices), what it returns is what the
+    full placement returns."""
+    rng = np.random.default_rng(11)
+    tol = 1e-6
+    for size in (1.0, 40.0):
+        arm_bind, place, offsets, positions, vertex, joint, weight = _skin_case(rng, np.eye(4), kind == "blended")
+        place = place @ np.diag([size, size, size, 1.0])
+        offsets = offsets @ np.diag([size, size, size, 1.0])
+        keep = vertex < 27            # vertices 27..29 unweighted
+        for off in (0.0, 1e-4, 1e-2, 0.3, 1.0, 3.0, 1e2):
+            o = offsets.copy()
+            o[1][:3, 3] += off * tol * rng.normal(size=3) / np.sqrt(3)
+            args = (positions, np.arange(3), o, vertex[keep], joint[keep], weight[keep], arm_bind, place, tol)
+            fast = rebind.place_skin(*args)
+            with monkeypatch.context() as mp:
+                mp.setattr(rebind, "_within", lambda *a: False)
+                full = rebind.place_skin(*args)
+            assert np.array_equal(fast.moved, full.moved), (size, off)
+            assert np.array_equal(fast.conflict, full.conflict), (size, off)
+            assert np.array_equal(fast.positions, full.positions), (size, off)
+            assert np.allclose(fast.vertex_transform, full.vertex_transform, atol=1e-12)
+            assert np.allclose(fast.matrix, full.matrix) and np.allclose(fast.corrections, full.corrections)
+    taken = []
+    monkeypatch.setattr(rebind, "_within", lambda *a: taken.append(1) or False)
+    rebind.place_skin(positions, np.arange(3), offsets, vertex, joint, weight, arm_bind, place, tol)
+    assert taken                      # the shortcut is asked before the full placement
+
+
 def test_unweighted_vertices_stay_where_the_mesh_frame_puts_them():
     rng = np.random.default_rng(5)
     arm_bind, place, offsets, positions, vertex, joint, weight = _skin_case(rng, np.eye(4), False)
