@@ -202,13 +202,26 @@ def set_local_matrix(obj, m: np.ndarray) -> None:
     scale when that holds it (within 1e-9), else (shear) in the parent
     inverse matrix, which Blender keeps whole."""
     m = np.asarray(m, dtype=np.float64)
-    t, r, s = sampling.decompose_trs(m)
-    if np.abs(sampling.compose_trs(t, r, s) - m).max() <= 1e-9 * max(1.0, float(np.abs(m).max())):
+    if _orthogonal_columns(m) or _holds_as_trs(m):
         obj.matrix_parent_inverse = Matrix.Identity(4)
         obj.matrix_basis = Matrix(m.tolist())
     else:
         obj.matrix_parent_inverse = Matrix(m.tolist())
         obj.matrix_basis = Matrix.Identity(4)
+
+
+def _orthogonal_columns(m: np.ndarray) -> bool:
+    """Whether the 3x3 part's columns are non-zero and orthogonal to 1e-12
+    (then location, rotation and scale hold ``m``; the usual case, tested
+    without decomposing)."""
+    g = m[:3, :3].T @ m[:3, :3]
+    d = np.sqrt(np.diag(g))
+    return bool(d.min() > 1e-150 and (np.abs(g - np.diag(np.diag(g))) <= 1e-12 * np.outer(d, d)).all())
+
+
+def _holds_as_trs(m: np.ndarray) -> bool:
+    t, r, s = sampling.decompose_trs(m)
+    return bool(np.abs(sampling.compose_trs(t, r, s) - m).max() <= 1e-9 * max(1.0, float(np.abs(m).max())))
 
 
 def skin_placement(built: Built, mi: int, default_world: np.ndarray, size: float) -> rebind.SkinPlacement | None:

@@ -251,3 +251,30 @@ def test_translation_keys_onto_connected_bones_disconnect_them(bpy, tmp_path, ca
     assert "LeftForeArm" in line and not arm.data.bones["LeftForeArm"].use_connect
     assert arm.data.bones["RightForeArm"].use_connect         # the others stay connected
     assert _play_sets_of(bpy, xpath, arm, meshes) <= 1e-5
+
+
+def test_a_mesh_frame_without_shear_is_told_without_decomposing(bpy):
+    """``set_local_matrix`` takes a matrix whose columns are orthogonal as
+    location, rotation and scale without decomposing it; the decomposition
+    test decides the rest. Both answer alike on rotations with any scale
+    (mirrors included) and on shears down to 1e-6; a zero column goes to the
+    decomposition test."""
+    mb = ext("operators.mesh_build")
+    rng = np.random.default_rng(21)
+    for _ in range(200):
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)
+        w, x, y, z = q
+        r = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                      [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                      [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+        m = np.eye(4)
+        m[:3, :3] = r * rng.choice([-1.0, 1.0], 3) * rng.uniform(1e-3, 1e3, 3)
+        m[:3, 3] = rng.normal(size=3) * 10
+        assert mb._orthogonal_columns(m) and mb._holds_as_trs(m)
+        shear = np.eye(4)
+        shear[0, 1] = rng.choice([1e-6, 1e-3, 0.5])
+        sheared = m @ shear
+        assert not mb._orthogonal_columns(sheared) and not mb._holds_as_trs(sheared)
+    flat = np.diag([1.0, 2.0, 0.0, 1.0])
+    assert not mb._orthogonal_columns(flat)
