@@ -59,15 +59,17 @@ def assign_action(id_data, action, slot) -> None:
 
 
 def add_keys(channelbag, data_path: str, frames, values, *, index: int = 0,
-             group: str | None = None, interpolation: str = "LINEAR", keyed: dict | None = None):
-    """One F-curve with len(frames) keys set through foreach_set; ``keyed``:
-    gets the arrays set, for ``source_keys.fingerprint``."""
+             group=None, interpolation: str = "LINEAR", keyed: dict | None = None):
+    """One F-curve with len(frames) keys set through foreach_set, in
+    ``group`` (an action group, or its name); ``keyed``: gets the arrays set,
+    for ``source_keys.fingerprint``."""
     frames = np.asarray(frames, dtype=np.float32).reshape(-1)
     values = np.asarray(values, dtype=np.float32).reshape(-1)
     fc = channelbag.fcurves.new(data_path, index=index)
-    if group:
-        grp = channelbag.groups.get(group) or channelbag.groups.new(group)
-        fc.group = grp
+    if isinstance(group, str):
+        group = channelbag.groups.get(group) or channelbag.groups.new(group)
+    if group is not None:
+        fc.group = group
     kp = fc.keyframe_points
     kp.add(len(frames))
     co = np.empty(2 * len(frames), dtype=np.float32)
@@ -82,11 +84,13 @@ def add_keys(channelbag, data_path: str, frames, values, *, index: int = 0,
     return fc
 
 
-def add_vector_keys(channelbag, data_path: str, frames, values, *, group: str | None = None,
+def add_vector_keys(channelbag, data_path: str, frames, values, *, group=None,
                     interpolation: str = "LINEAR", keyed: dict | None = None) -> list:
     """One F-curve per component of ``values`` (K, C)."""
     values = np.asarray(values)
-    return [add_keys(channelbag, data_path, frames, values[:, c], index=c, group=group,
+    if group:
+        group = channelbag.groups.get(group) or channelbag.groups.new(group)
+    return [add_keys(channelbag, data_path, frames, values[:, c], index=c, group=group or None,
                      interpolation=interpolation, keyed=keyed) for c in range(values.shape[1])]
 
 
@@ -172,10 +176,12 @@ def _wxyz(r):
 
 def default_channels(built: Built):
     """(location, rotation (x, y, z, w with w >= 0), scale) of every bone's
-    pose basis at the skeleton's default pose."""
-    assert built.scene.skeleton is not None
-    dt, dr, ds = sampling.decompose_trs(built.rest.pose_basis(built.scene.skeleton.world()[built.bones][None])[0])
-    return dt, np.where(dr[:, 3:4] < 0, -dr, dr), ds
+    pose basis at the skeleton's default pose (made once per build)."""
+    if built.default_channels is None:
+        assert built.scene.skeleton is not None and built.rest is not None
+        dt, dr, ds = sampling.decompose_trs(built.rest.pose_basis(built.scene.skeleton.world()[built.bones][None])[0])
+        built.default_channels = (dt, np.where(dr[:, 3:4] < 0, -dr, dr), ds)
+    return built.default_channels
 
 
 def static_channels(built: Built, clips: list[Clip]) -> dict[int, set[str]]:

@@ -59,6 +59,7 @@ class Built:
     warnings: list[str] = field(default_factory=Warnings)
     self_check: selfcheck.SelfCheck | None = None              # the default pose against the oracle
     default_points: np.ndarray | None = None                   # oracle.default_points of the scene
+    default_channels: tuple | None = None                      # anim_build.default_channels, once made
 
 
 def build(context, scene: Scene, options: Options | None = None, progress=None) -> Built:

@@ -197,31 +197,24 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
     return obj
 
 
-def set_local_matrix(obj, m: np.ndarray) -> None:
-    """``obj``'s matrix relative to its parent: as location, rotation and
-    scale when that holds it (within 1e-9), else (shear) in the parent
-    inverse matrix, which Blender keeps whole."""
-    m = np.asarray(m, dtype=np.float64)
-    if _orthogonal_columns(m) or _holds_as_trs(m):
-        obj.matrix_parent_inverse = Matrix.Identity(4)
-        obj.matrix_basis = Matrix(m.tolist())
-    else:
-        obj.matrix_parent_inverse = Matrix(m.tolist())
-        obj.matrix_basis = Matrix.Identity(4)
-
-
-def _orthogonal_columns(m: np.ndarray) -> bool:
-    """Whether the 3x3 part's columns are non-zero and orthogonal to 1e-12
-    (then location, rotation and scale hold ``m``; the usual case, tested
-    without decomposing)."""
-    g = m[:3, :3].T @ m[:3, :3]
-    d = np.sqrt(np.diag(g))
-    return bool(d.min() > 1e-150 and (np.abs(g - np.diag(np.diag(g))) <= 1e-12 * np.outer(d, d)).all())
-
-
-def _holds_as_trs(m: np.ndarray) -> bool:
-    t, r, s = sampling.decompose_trs(m)
-    return bool(np.abs(sampling.compose_trs(t, r, s) - m).max() <= 1e-9 * max(1.0, float(np.abs(m).max())))
+def set_local_matrices(objs: list, ms: np.ndarray) -> None:
+    """Each object's matrix relative to its parent (``ms`` (N, 4, 4)): as
+    location, rotation and scale when that holds it (within 1e-9), else
+    (shear) in the parent inverse matrix, which Blender keeps whole. Decided
+    for all at once (a file's frames are many small meshes')."""
+    ms = np.asarray(ms, dtype=np.float64).reshape(-1, 4, 4)
+    if not len(objs):
+        return
+    t, r, s = sampling.decompose_trs(ms)
+    off = np.abs(sampling.compose_trs(t, r, s) - ms).max(axis=(1, 2))
+    trs = off <= 1e-9 * np.maximum(1.0, np.abs(ms).max(axis=(1, 2)))
+    for obj, m, plain in zip(objs, ms, trs.tolist()):
+        if plain:
+            obj.matrix_parent_inverse = Matrix.Identity(4)
+            obj.matrix_basis = Matrix(m.tolist())
+        else:
+            obj.matrix_parent_inverse = Matrix(m.tolist())
+            obj.matrix_basis = Matrix.Identity(4)
 
 
 def skin_placement(built: Built, mi: int, default_world: np.ndarray, size: float) -> rebind.SkinPlacement | None:
@@ -275,14 +268,15 @@ def mirrored(built: Built, mi: int, default_world: np.ndarray | None,
 
 
 def place_mesh(built: Built, mi: int, obj, default_world: np.ndarray | None,
-               placement: rebind.SkinPlacement | None = None, mirror: bool = False) -> None:
+               placement: rebind.SkinPlacement | None = None, mirror: bool = False) -> np.ndarray | None:
     """Skinned meshes: parented to the armature where ``placement`` puts
     them, vertex groups, Armature modifier (of binds of their own when their
     joints disagree). Rigid meshes under a bone: parented to it. Anything
     else: at its default-pose placement. With ``mirror`` the data holds
     :data:`MIRROR` and every matrix is taken times it (recorded as "mirror"
     in the mesh's metadata, for export). The exact placement is kept in the
-    mesh's metadata (Blender stores float32)."""
+    mesh's metadata (Blender stores float32). Returns the matrix relative to
+    the parent the object still needs (:func:`set_local_matrices`), or None."""
     scene = built.scene
     m = scene.meshes[mi]
     arm = built.armature
@@ -296,13 +290,12 @@ def place_mesh(built: Built, mi: int, obj, default_world: np.ndarray | None,
     metadata.store(obj, metadata.MESH_KEY, meta)
     if m.skin is not None and arm is not None:
         obj.parent = arm
-        set_local_matrix(obj, mw)
         add_vertex_groups(obj, m, built)
         mod = obj.modifiers.new("Armature", "ARMATURE")
         mod.object = arm
         if placement is not None and not placement.exact:
             mod.object = own_binds.build(built, obj, m, placement)
-        return
+        return mw
     if arm is not None and m.parent in built.bone_names:
         bi = int(np.nonzero(built.bones == m.parent)[0][0])
         bone = arm.data.bones[built.bone_names[m.parent]]
@@ -311,13 +304,12 @@ def place_mesh(built: Built, mi: int, obj, default_world: np.ndarray | None,
         obj.parent_bone = bone.name
         tail = np.eye(4)
         tail[1, 3] = -bone.length
-        set_local_matrix(obj, tail @ built.rest.rest_to_bind[bi] @ np.asarray(m.matrix) @ flip)
-        return
+        return tail @ built.rest.rest_to_bind[bi] @ np.asarray(m.matrix) @ flip
     if m.parent in built.empties:
         obj.parent = built.empties[m.parent]
-        set_local_matrix(obj, np.asarray(m.matrix) @ flip)
-        return
+        return np.asarray(m.matrix) @ flip
     obj.matrix_basis = Matrix(mw.tolist())
+    return None
 
 
 def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
@@ -506,11 +498,14 @@ def build_meshes(context, built: Built, pack_images: bool, default_world: np.nda
         note(built.warnings, f"{len(scene.materials)} materials: the {len(mats)} distinct looks were made "
                              f"(faces keep their own in the {metadata.MATERIAL_ATTR!r} attribute)")
     moved, own, flipped = [], [], []
+    local: list[tuple[Any, np.ndarray]] = []       # objects still to place relative to their parents
     for mi in range(len(scene.meshes)):
         placement = skin_placement(built, mi, default_world, size) if default_world is not None else None
         mirror = mirrored(built, mi, default_world, placement)
         obj = build_mesh(context, built, mi, mats, groups, placement, mirror)
-        place_mesh(built, mi, obj, default_world, placement, mirror)
+        m_local = place_mesh(built, mi, obj, default_world, placement, mirror)
+        if m_local is not None:
+            local.append((obj, m_local))
         built.meshes[mi] = obj
         if mirror:
             flipped.append(repr(obj.name))
@@ -518,6 +513,7 @@ def build_meshes(context, built: Built, pack_images: bool, default_world: np.nda
             own.append(f"{obj.name!r} ({int(placement.conflict.sum())} vertices)")
         elif placement is not None and placement.moved.any():
             moved.append(f"{obj.name!r} ({int(placement.moved.sum())} vertices)")
+    set_local_matrices([o for o, _ in local], np.array([m for _, m in local]))
     if moved:
         built.warnings.append(f"{len(moved)} skinned mesh(es) bound in another pose than the armature's: their "
                               f"vertices re-expressed in its bind pose (exact): {', '.join(moved[:8])}")

@@ -253,15 +253,16 @@ def test_translation_keys_onto_connected_bones_disconnect_them(bpy, tmp_path, ca
     assert _play_sets_of(bpy, xpath, arm, meshes) <= 1e-5
 
 
-def test_a_mesh_frame_without_shear_is_told_without_decomposing(bpy):
-    """``set_local_matrix`` takes a matrix whose columns are orthogonal as
-    location, rotation and scale without decomposing it; the decomposition
-    test decides the rest. Both answer alike on rotations with any scale
-    (mirrors included) and on shears down to 1e-6; a zero column goes to the
-    decomposition test."""
+def test_mesh_frames_are_placed_together_as_each_alone(bpy):
+    """``set_local_matrices`` decides for all of a file's mesh frames at
+    once: a frame that location, rotation and scale hold (any scale,
+    mirrors) goes to the object's own transform, a sheared one (down to
+    1e-6) to its parent inverse; in a batch each is placed as it is alone,
+    and the object's matrix is the frame either way."""
     mb = ext("operators.mesh_build")
     rng = np.random.default_rng(21)
-    for _ in range(200):
+    frames, kinds = [], []
+    for _ in range(40):
         q = rng.normal(size=4)
         q /= np.linalg.norm(q)
         w, x, y, z = q
@@ -269,12 +270,30 @@ def test_a_mesh_frame_without_shear_is_told_without_decomposing(bpy):
                       [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
                       [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
         m = np.eye(4)
-        m[:3, :3] = r * rng.choice([-1.0, 1.0], 3) * rng.uniform(1e-3, 1e3, 3)
+        m[:3, :3] = r * rng.choice([-1.0, 1.0], 3) * rng.uniform(1e-2, 1e2, 3)
         m[:3, 3] = rng.normal(size=3) * 10
-        assert mb._orthogonal_columns(m) and mb._holds_as_trs(m)
-        shear = np.eye(4)
-        shear[0, 1] = rng.choice([1e-6, 1e-3, 0.5])
-        sheared = m @ shear
-        assert not mb._orthogonal_columns(sheared) and not mb._holds_as_trs(sheared)
-    flat = np.diag([1.0, 2.0, 0.0, 1.0])
-    assert not mb._orthogonal_columns(flat)
+        sheared = rng.random() < 0.5
+        if sheared:
+            shear = np.eye(4)
+            shear[0, 1] = rng.choice([1e-6, 1e-3, 0.5])
+            m = m @ shear
+        frames.append(m)
+        kinds.append(sheared)
+    objs = [bpy.data.objects.new(f"o{i}", None) for i in range(len(frames))]
+    alone = [bpy.data.objects.new(f"a{i}", None) for i in range(len(frames))]
+    root = bpy.data.objects.new("root", None)           # (a parent inverse applies under a parent)
+    bpy.context.collection.objects.link(root)
+    for o in objs + alone:
+        bpy.context.collection.objects.link(o)
+        o.parent = root
+    mb.set_local_matrices(objs, np.array(frames))
+    for a, m in zip(alone, frames):
+        mb.set_local_matrices([a], m[None])
+    bpy.context.view_layer.update()
+    for o, a, m, sheared in zip(objs, alone, frames, kinds):
+        inverse = np.array(o.matrix_parent_inverse)
+        assert np.allclose(inverse, np.eye(4)) != sheared
+        assert np.allclose(inverse, np.array(a.matrix_parent_inverse))
+        assert np.allclose(np.array(o.matrix_basis), np.array(a.matrix_basis))
+        assert np.allclose(np.array(o.matrix_world), m, rtol=1e-5, atol=1e-4)
+    mb.set_local_matrices([], np.zeros((0, 4, 4)))

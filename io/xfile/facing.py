@@ -72,7 +72,7 @@ def _face_sums(sizes: np.ndarray, corner_normals) -> np.ndarray:
 
 
 def normal_space(positions, sizes, corners, corner_normals, frame: np.ndarray | None,
-                 g: np.ndarray | None = None) -> np.ndarray | None:
+                 g: np.ndarray | None = None, here: np.ndarray | None = None) -> np.ndarray | None:
     """The 3x3 matrix taking the stored normals into the mesh's space (row
     vectors: ``n_mesh = n @ m``) when they are stored in the frame's space,
     else None. ``frame``: the linear part taking mesh space to its frame's,
@@ -81,21 +81,24 @@ def normal_space(positions, sizes, corners, corner_normals, frame: np.ndarray | 
     ``frame`` (the inverse of the inverse transpose that took them there);
     they are taken to be so when every face's normals then line up with its
     winding clearly better (|mean cos| by :data:`SPACE_MARGIN`). ``g``: the
-    faces' :func:`~...core.faces.face_normals`, when the caller has them."""
+    faces' :func:`~...core.faces.face_normals`, and ``here`` their cosines
+    with the normals as stored, when the caller has them."""
     sizes = np.asarray(sizes, dtype=np.int64)
     if frame is None or not len(sizes):
         return None
     m = np.asarray(frame, dtype=np.float64)[:3, :3]
     det = float(np.linalg.det(m))
-    if not np.isfinite(det) or det == 0 or np.allclose(m, np.eye(3) * np.cbrt(det), rtol=1e-9, atol=0):
-        return None             # a uniform scale turns no normal
+    uniform = np.eye(3) * np.cbrt(det)
+    if not np.isfinite(det) or det == 0 or (np.abs(m - uniform) <= 1e-9 * np.abs(uniform)).all():
+        return None             # a uniform scale turns no normal (np.allclose's test, without its overhead)
     g = face_normals(positions, sizes, corners) if g is None else g
-    s = _face_sums(sizes, corner_normals)
-    here = abs(_cosines(g, s).mean())
-    if here >= 1.0 - SPACE_MARGIN:
+    if here is None:
+        here = _cosines(g, _face_sums(sizes, corner_normals))
+    mean_here = abs(here.mean())
+    if mean_here >= 1.0 - SPACE_MARGIN:
         return None             # (the frame cannot do better)
-    there = abs(_cosines(g, s @ m.T).mean())
-    return m.T.copy() if there > here + SPACE_MARGIN else None
+    there = abs(_cosines(g, _face_sums(sizes, corner_normals) @ m.T).mean())
+    return m.T.copy() if there > mean_here + SPACE_MARGIN else None
 
 
 def _space(to_mesh: np.ndarray | None) -> str:
@@ -108,9 +111,9 @@ def _votes(positions, sizes, corners, corner_normals, frame, shown) -> tuple[np.
     sizes = np.asarray(sizes, dtype=np.int64)
     n = np.asarray(corner_normals, dtype=np.float64).reshape(-1, 3)
     g = face_normals(positions, sizes, corners)
-    to_mesh = normal_space(positions, sizes, corners, n, frame, g)
-    s = _face_sums(sizes, n if to_mesh is None else n @ to_mesh)
-    c = np.sign(_cosines(g, s)).astype(np.int64)
+    here = _cosines(g, _face_sums(sizes, n))
+    to_mesh = normal_space(positions, sizes, corners, n, frame, g, here)
+    c = np.sign(here if to_mesh is None else _cosines(g, _face_sums(sizes, n @ to_mesh))).astype(np.int64)
     if shown is not None:
         c *= np.sign(np.asarray(shown)).astype(np.int64)
     return c, to_mesh
