@@ -120,18 +120,18 @@ def armature_binds(parents: np.ndarray, order: np.ndarray, bind: np.ndarray,
     joint below such a joint, one matrix on the left (``armature bind @
     bind^-1``), which the meshes' placement takes."""
     bind = np.asarray(bind, dtype=np.float64)
+    parents = np.asarray(parents, dtype=np.int64)
     out = np.empty_like(bind)
-    scaled = np.zeros(len(bind), dtype=bool)
+    root = parents < 0
+    rel = bind.copy()                                   # each joint's bind relative to its parent's
+    if (~root).any():
+        rel[~root] = np.linalg.solve(bind[parents[~root]], bind[~root])
+    sim, uniform = similarity_part(rel, tol)
+    keep = np.where(uniform[:, None, None], rel, sim)
     for j in np.asarray(order).tolist():
         p = int(parents[j])
-        rel = bind[j] if p < 0 else np.linalg.solve(bind[p], bind[j])
-        sim, uniform = similarity_part(rel, tol)
-        if uniform:
-            out[j] = bind[j] if p < 0 else out[p] @ rel
-        else:
-            scaled[j] = True
-            out[j] = sim if p < 0 else out[p] @ sim
-    return out, scaled
+        out[j] = keep[j] if p < 0 else out[p] @ keep[j]
+    return out, ~uniform
 
 
 def scale_axes(m: np.ndarray, tol: float = 1e-9) -> np.ndarray:
