@@ -106,7 +106,8 @@ def agreeing_normals(normals: np.ndarray, positions: np.ndarray, sizes: np.ndarr
     length = np.sqrt(np.einsum("ij,ij->i", g, g))
     F = len(sizes)
     k = int(sizes[0]) if F else 0
-    if F and (sizes == k).all():        # faces of one size: no per-corner copy of the face normals
+    uniform = bool(F and (sizes == k).all())
+    if uniform:                         # faces of one size: no per-corner copy of the face normals
         dot = np.einsum("fkj,fj->fk", n.reshape(F, k, 3), g).reshape(-1)
         reach = np.repeat(length, k)
     else:
@@ -118,7 +119,7 @@ def agreeing_normals(normals: np.ndarray, positions: np.ndarray, sizes: np.ndarr
     changed = np.zeros(len(n), dtype=bool)
     if not len(fix):
         return n, changed
-    face = face_of_corner(sizes)[fix]
+    face = fix // k if uniform else face[fix]
     unit = g[face] / length[face, None]
     m = n[fix]
     along = np.einsum("ij,ij->i", m, unit)

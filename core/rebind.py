@@ -66,7 +66,9 @@ def place_skin(positions: np.ndarray, joints: np.ndarray, inverse_bind: np.ndarr
     inv = np.linalg.inv(matrix)
     corrections = e @ inv if len(joints) else np.zeros((0, 4, 4))
     mw = np.asarray(unweighted_at, dtype=np.float64)
-    if _within(inv @ np.concatenate((e, mw[None])) - np.eye(4), p, tol / 2) and _within(e - matrix, p, tol / 2):
+    longest = float(np.sqrt(np.einsum("ij,ij->i", p, p).max() + 1.0)) if V else 0.0    # of the (x, y, z, 1)
+    if (_within(inv @ np.concatenate((e, mw[None])) - np.eye(4), longest, tol / 2)
+            and _within(e - matrix, longest, tol / 2)):
         # every point as stored already (the usual case): nothing moves, no vertex conflicts
         return SkinPlacement(matrix, p, np.zeros(V, dtype=bool), np.broadcast_to(np.eye(3), (V, 3, 3)),
                              np.zeros(V, dtype=bool), corrections)
@@ -100,18 +102,18 @@ def place_skin(positions: np.ndarray, joints: np.ndarray, inverse_bind: np.ndarr
     return SkinPlacement(matrix, out, moved, linear, conflict, corrections)
 
 
-def _within(diff: np.ndarray, p: np.ndarray, limit: float) -> bool:
-    """Whether every matrix of ``diff`` (K, 4, 4) maps every point of ``p``
-    (V, 3), as (x, y, z, 1), to a vector no longer than ``limit``, by a
-    bound: the largest Frobenius norm of their upper three rows times the
-    longest (x, y, z, 1). With ``diff`` the stored points' maps less the
-    identity, no stored point moves; with the joints' placements less the
-    reference, no two of a vertex's points differ by twice ``limit``."""
-    if not len(p) or not len(diff):
+def _within(diff: np.ndarray, longest: float, limit: float) -> bool:
+    """Whether every matrix of ``diff`` (K, 4, 4) maps every point, as
+    (x, y, z, 1) no longer than ``longest`` (0: there are none), to a vector
+    no longer than ``limit``, by a bound: the largest Frobenius norm of
+    their upper three rows times ``longest``. With ``diff`` the stored
+    points' maps less the identity, no stored point moves; with the joints'
+    placements less the reference, no two of a vertex's points differ by
+    twice ``limit``."""
+    if not longest or not len(diff):
         return True
     top = diff[:, :3]
-    reach = float(np.sqrt(np.einsum("kij,kij->k", top, top).max()))
-    return reach * float(np.sqrt(np.einsum("ij,ij->i", p, p).max() + 1.0)) <= limit
+    return float(np.sqrt(np.einsum("kij,kij->k", top, top).max())) * longest <= limit
 
 
 def choose_binds(bind: np.ndarray, default_world: np.ndarray, skins: list) -> np.ndarray:

@@ -66,8 +66,7 @@ def add_keys(channelbag, data_path: str, frames, values, *, index: int = 0,
     frames = np.asarray(frames, dtype=np.float32).reshape(-1)
     values = np.asarray(values, dtype=np.float32).reshape(-1)
     fc = channelbag.fcurves.new(data_path, index=index)
-    if isinstance(group, str):
-        group = channelbag.groups.get(group) or channelbag.groups.new(group)
+    group = _group(channelbag, group)
     if group is not None:
         fc.group = group
     kp = fc.keyframe_points
@@ -88,10 +87,16 @@ def add_vector_keys(channelbag, data_path: str, frames, values, *, group=None,
                     interpolation: str = "LINEAR", keyed: dict | None = None) -> list:
     """One F-curve per component of ``values`` (K, C)."""
     values = np.asarray(values)
-    if group:
-        group = channelbag.groups.get(group) or channelbag.groups.new(group)
-    return [add_keys(channelbag, data_path, frames, values[:, c], index=c, group=group or None,
+    group = _group(channelbag, group)          # looked up once for every component
+    return [add_keys(channelbag, data_path, frames, values[:, c], index=c, group=group,
                      interpolation=interpolation, keyed=keyed) for c in range(values.shape[1])]
+
+
+def _group(channelbag, group):
+    """The action group ``group`` names (made if need be), the group itself, or None."""
+    if isinstance(group, str):
+        return (channelbag.groups.get(group) or channelbag.groups.new(group)) if group else None
+    return group
 
 
 def channel_mode_exact(built: Built, size: float) -> bool:
@@ -294,7 +299,7 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
     file's keys mapped channel by channel. ``resting`` channels are not
     keyed. A clip that loops as the Animator does loops with Cycles modifiers."""
     action, slot, bag = new_action_for(built.armature, clip.name)
-    keyed: dict = {}            # the digests of the keys set, for the fingerprint
+    keyed: dict = {}            # the arrays of the keys set, for the fingerprint (add_keys)
     sk = built.scene.skeleton
     assert sk is not None
     # joints without a bone move nothing shown (bones are made of every joint that does): no action needed

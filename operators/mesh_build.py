@@ -256,24 +256,25 @@ def _placed(built: Built, mi: int, default_world: np.ndarray | None,
     return np.asarray(m.matrix, dtype=np.float64)
 
 
-def mirrored(built: Built, mi: int, default_world: np.ndarray | None,
-             placement: rebind.SkinPlacement | None) -> bool:
-    """True when mesh ``mi``'s object would be placed through a mirror (its
-    world matrix at the default pose has a negative determinant; under a
-    bone too, whose pose and rest split cancel out). Blender shows a
-    mirrored object's faces as its own space winds them, Direct3D as the
-    screen does: such a mesh gets :data:`MIRROR` in its data instead, so
-    that Blender shows the side Direct3D shows (``io/xfile/facing.py``)."""
-    return bool(np.linalg.det(_placed(built, mi, default_world, placement)[:3, :3]) < 0)
+def mirrored(placed: np.ndarray) -> bool:
+    """True when a mesh object placed at ``placed`` (its world matrix at the
+    default pose, :func:`_placed`) would be placed through a mirror (a
+    negative determinant; under a bone too, whose pose and rest split cancel
+    out). Blender shows a mirrored object's faces as its own space winds
+    them, Direct3D as the screen does: such a mesh gets :data:`MIRROR` in
+    its data instead, so that Blender shows the side Direct3D shows
+    (``io/xfile/facing.py``)."""
+    return bool(np.linalg.det(placed[:3, :3]) < 0)
 
 
-def place_mesh(built: Built, mi: int, obj, default_world: np.ndarray | None,
+def place_mesh(built: Built, mi: int, obj, placed: np.ndarray,
                placement: rebind.SkinPlacement | None = None, mirror: bool = False) -> np.ndarray | None:
     """Skinned meshes: parented to the armature where ``placement`` puts
     them, vertex groups, Armature modifier (of binds of their own when their
     joints disagree). Rigid meshes under a bone: parented to it. Anything
-    else: at its default-pose placement. With ``mirror`` the data holds
-    :data:`MIRROR` and every matrix is taken times it (recorded as "mirror"
+    else: at its default-pose placement ``placed`` (:func:`_placed`). With
+    ``mirror`` the data holds :data:`MIRROR` and every matrix is taken
+    times it (recorded as "mirror"
     in the mesh's metadata, for export). The exact placement is kept in the
     mesh's metadata (Blender stores float32). Returns the matrix relative to
     the parent the object still needs (:func:`set_local_matrices`), or None."""
@@ -281,7 +282,7 @@ def place_mesh(built: Built, mi: int, obj, default_world: np.ndarray | None,
     m = scene.meshes[mi]
     arm = built.armature
     flip = np.diag(np.append(MIRROR, 1.0)) if mirror else np.eye(4)
-    mw = _placed(built, mi, default_world, placement) @ flip
+    mw = placed @ flip
     meta = metadata.load(obj, metadata.MESH_KEY) or {}
     meta.update(world=np.asarray(mw).reshape(-1), parent=int(m.parent),
                 matrix=np.asarray(m.matrix, dtype=np.float64).reshape(-1))
@@ -501,9 +502,10 @@ def build_meshes(context, built: Built, pack_images: bool, default_world: np.nda
     local: list[tuple[Any, np.ndarray]] = []       # objects still to place relative to their parents
     for mi in range(len(scene.meshes)):
         placement = skin_placement(built, mi, default_world, size) if default_world is not None else None
-        mirror = mirrored(built, mi, default_world, placement)
+        placed = _placed(built, mi, default_world, placement)
+        mirror = mirrored(placed)
         obj = build_mesh(context, built, mi, mats, groups, placement, mirror)
-        m_local = place_mesh(built, mi, obj, default_world, placement, mirror)
+        m_local = place_mesh(built, mi, obj, placed, placement, mirror)
         if m_local is not None:
             local.append((obj, m_local))
         built.meshes[mi] = obj

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ...core import quat, rig, sampling
-from ...core.faces import corner_order
+from ...core.faces import corner_order, face_of_corner
 from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
 from ...scene.orientation import AutoAxes, read_oriented
 from ...scene.validate import singular
@@ -190,7 +190,7 @@ class _Reader:
             ok = (vi >= 0) & (vi < V)
             np.add.at(vote, vi[ok], w[:len(vi)][ok] * sign(np.asarray(sw.matrix_offset) @ self.file_world[j]))
         vertex = np.where(vote != 0, np.sign(vote), own)
-        face = np.bincount(np.repeat(np.arange(F), sizes), weights=vertex[idx], minlength=F)
+        face = np.bincount(face_of_corner(sizes), weights=vertex[idx], minlength=F)
         return np.where(face != 0, np.sign(face), own)
 
     def _normals(self, m: XMesh, src: np.ndarray, label: str):
