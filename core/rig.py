@@ -23,6 +23,7 @@ location, rotation and scale channels then map one by one, linearly
 from __future__ import annotations
 
 import math
+from functools import cached_property
 
 import numpy as np
 
@@ -180,13 +181,29 @@ class RestSplit:
         parent_rest_to_bind = np.where(has_parent, self.rest_to_bind[parent], np.eye(4))
         self.parent_bind_in_rest = np.linalg.inv(self.rest) @ parent_rest @ parent_rest_to_bind
         self.rel_rest = np.linalg.inv(parent_rest) @ self.rest
-        a = self.parent_bind_in_rest
-        self.parent_bind_scale = uniform_scale(a)
-        self.parent_bind_rotation = a[:, :3, :3] / np.where(self.parent_bind_scale != 0, self.parent_bind_scale,
-                                                             1.0)[:, None, None]
-        self.parent_bind_quat = quat.from_mat3(self.parent_bind_rotation)
-        self.rest_to_bind_scale = uniform_scale(self.rest_to_bind)
-        self.rest_to_bind_quat = quat.from_mat3(self._rest_to_bind_rotation())
+
+    # the splits for the channel mapping, made when first asked for
+
+    @cached_property
+    def parent_bind_scale(self) -> np.ndarray:
+        return uniform_scale(self.parent_bind_in_rest)
+
+    @cached_property
+    def parent_bind_rotation(self) -> np.ndarray:
+        k = self.parent_bind_scale
+        return self.parent_bind_in_rest[:, :3, :3] / np.where(k != 0, k, 1.0)[:, None, None]
+
+    @cached_property
+    def parent_bind_quat(self) -> np.ndarray:
+        return quat.from_mat3(self.parent_bind_rotation)
+
+    @cached_property
+    def rest_to_bind_scale(self) -> np.ndarray:
+        return uniform_scale(self.rest_to_bind)
+
+    @cached_property
+    def rest_to_bind_quat(self) -> np.ndarray:
+        return quat.from_mat3(self._rest_to_bind_rotation())
 
     def _rest_to_bind_rotation(self) -> np.ndarray:
         """(B, 3, 3): ``rest_to_bind``'s 3x3 part over its (positive) uniform scale."""

@@ -31,6 +31,7 @@ import numpy as np
 from ..core import key_reduction, quat, sampling
 from ..scene import Clip
 from ..scene import evaluate as oracle
+from . import armature_build
 
 if TYPE_CHECKING:
     from .builder import Built
@@ -42,25 +43,34 @@ if TYPE_CHECKING:
 KEY_TOLERANCE = 1e-7
 #: Frames evaluated per pass (bounds the memory of a long timeline's matrices).
 BAKE_CHUNK = 2048
+#: A clip of fewer frames is evaluated on every frame in one pass (cheaper
+#: than the rounds of probes between its keys).
+EVERY_FRAME_UP_TO = 256
 _PROPS = ("location", "rotation_quaternion", "scale")
 
 
 class _Basis:
-    """The pose-basis channels of the bones of ``built`` in ``clip`` at any clip times."""
+    """The pose-basis channels of the bones of ``built`` in ``clip`` at any
+    clip times: evaluated per time for the bones the clip moves; a bone it
+    does not move keeps its channels at the default pose, evaluated once."""
 
     def __init__(self, built: Built, clip: Clip):
         sk = built.scene.skeleton
         assert sk is not None
         self.sk, self.rs, self.clip = sk, built.rest, clip
         self.bones = bones = built.bones
-        self.t0, self.r0, self.s0 = sampling.decompose_trs(sk.local)
+        self.t0, self.r0, self.s0 = armature_build.local_channels(built)
         self.front = _bone_fronts(built, clip)
         self.moving = moving = clip.animated[bones]
+        self.mv = mv = np.flatnonzero(moving)              # the moving bones' columns
         self.tracks = {}
         for name, ch in (("t", clip.translation), ("s", clip.scale)):
             col = {int(j): k for k, j in enumerate(ch.targets.tolist())}
-            hit = [(bi, col[int(j)]) for bi, j in enumerate(bones.tolist()) if moving[bi] and int(j) in col]
-            self.tracks[name] = ([bi for bi, _ in hit], [k for _, k in hit], ch)
+            hit = [(c, col[int(bones[bi])]) for c, bi in enumerate(mv.tolist()) if int(bones[bi]) in col]
+            self.tracks[name] = ([c for c, _ in hit], [k for _, k in hit], ch)
+        self.still = None
+        if self.front is not None:      # the default pose's channels (the still bones keep them)
+            self.still = sampling.decompose_trs(self.front[None] @ sk.local[bones][None] @ self.rs.bind_to_rest[None])
 
     def local_rotations(self, times: np.ndarray) -> np.ndarray:
         """(N, B, 4): the rotations of the bones' joints (as sampled, any sign)."""
@@ -73,25 +83,30 @@ class _Basis:
 
     def __call__(self, times: np.ndarray):
         """(location, rotation (any sign), scale, joint rotations) (N, B, ...) at clip ``times``."""
-        sk, rs, bones = self.sk, self.rs, self.bones
+        sk, rs, bones, mv = self.sk, self.rs, self.bones, self.mv
         N, B = len(times), len(bones)
         t, r, s = np.empty((N, B, 3)), np.empty((N, B, 4)), np.empty((N, B, 3))
         q = self.local_rotations(times)
+        if self.still is not None:
+            for out, v in zip((t, r, s), self.still):
+                out[:] = v
         for lo in range(0, N, BAKE_CHUNK):
             hi = min(lo + BAKE_CHUNK, N)
             if self.front is None:
                 world = sk.world(self.clip.sample_local(sk.local, times[lo:hi]))[:, bones]
                 t[lo:hi], r[lo:hi], s[lo:hi] = sampling.decompose_trs(rs.pose_basis(world))
                 continue
-            ct = np.broadcast_to(self.t0[bones], (hi - lo, B, 3)).copy()
-            cs = np.broadcast_to(self.s0[bones], (hi - lo, B, 3)).copy()
+            if not len(mv):
+                continue
+            ct = np.broadcast_to(self.t0[bones[mv]], (hi - lo, len(mv), 3)).copy()
+            cs = np.broadcast_to(self.s0[bones[mv]], (hi - lo, len(mv), 3)).copy()
             for name, out in (("t", ct), ("s", cs)):
                 cols, ks, ch = self.tracks[name]
                 if cols:
                     out[:, cols] = ch.sample(times[lo:hi])[:, ks]
-            local = sampling.compose_trs(ct, quat.normalize(q[lo:hi]), cs)
-            local[:, ~self.moving] = sk.local[bones[~self.moving]]
-            t[lo:hi], r[lo:hi], s[lo:hi] = sampling.decompose_trs(self.front[None] @ local @ rs.bind_to_rest[None])
+            local = sampling.compose_trs(ct, quat.normalize(q[lo:hi, mv]), cs)
+            t[lo:hi, mv], r[lo:hi, mv], s[lo:hi, mv] = sampling.decompose_trs(
+                self.front[mv][None] @ local @ rs.bind_to_rest[mv][None])
         return t, r, s, q
 
     def signed(self, r: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -255,7 +270,7 @@ def bake_clip(built: Built, clip: Clip, fps: float, room: Budget | None = None, 
     basis = _Basis(built, clip)
     frames, times = key_frames(clip, fps)
     F = len(frames)
-    done = np.arange(F) if every_frame else _bends(clip, frames, fps)
+    done = np.arange(F) if every_frame or F <= EVERY_FRAME_UP_TO else _bends(clip, frames, fps)
     t, r, s, q = basis(times[done])
     moving = basis.moving
     half = {k: v[moving] / 2 for k, v in room.tolerances(built, s).items()}

@@ -23,10 +23,9 @@ import bpy
 import numpy as np
 from bpy_extras import anim_utils
 
-from ..core import sampling
 from ..io.errors import group
 from ..scene import Clip
-from . import anim_bake, metadata, rotation_modes, source_keys
+from . import anim_bake, armature_build, metadata, rotation_modes, source_keys
 
 if TYPE_CHECKING:
     from .builder import Built
@@ -58,38 +57,33 @@ def assign_action(id_data, action, slot) -> None:
     ad.action_slot = slot
 
 
-def add_keys(channelbag, data_path: str, frames, values, *, index: int = 0,
-             group=None, interpolation: str = "LINEAR", keyed: dict | None = None):
-    """One F-curve with len(frames) keys set through foreach_set, in
-    ``group`` (an action group, or its name); ``keyed``: gets the arrays set,
-    for ``source_keys.fingerprint``."""
-    frames = np.asarray(frames, dtype=np.float32).reshape(-1)
-    values = np.asarray(values, dtype=np.float32).reshape(-1)
-    fc = channelbag.fcurves.new(data_path, index=index)
-    group = _group(channelbag, group)
-    if group is not None:
-        fc.group = group
-    kp = fc.keyframe_points
-    kp.add(len(frames))
-    co = np.empty(2 * len(frames), dtype=np.float32)
-    co[0::2] = frames
-    co[1::2] = values
-    interp = np.full(len(frames), _INTERP[interpolation], dtype=np.int32)
-    kp.foreach_set("co", co)
-    kp.foreach_set("interpolation", interp)
-    fc.update()
-    if keyed is not None and source_keys.keyed_plainly(interpolation):
-        keyed[(data_path, index)] = (co, interp)
-    return fc
-
-
 def add_vector_keys(channelbag, data_path: str, frames, values, *, group=None,
                     interpolation: str = "LINEAR", keyed: dict | None = None) -> list:
-    """One F-curve per component of ``values`` (K, C)."""
-    values = np.asarray(values)
+    """One F-curve per component of ``values`` (K, C), each with K keys set
+    through foreach_set, in ``group`` (an action group, or its name);
+    ``keyed``: gets the arrays set, for ``source_keys.fingerprint``."""
+    frames = np.asarray(frames, dtype=np.float32).reshape(-1)
+    values = np.asarray(values, dtype=np.float32).reshape(len(frames), -1)
+    co = np.empty((values.shape[1], len(frames), 2), dtype=np.float32)   # per curve: frame, value, ...
+    co[:, :, 0] = frames
+    co[:, :, 1] = values.T
+    interp = np.full(len(frames), _INTERP[interpolation], dtype=np.int32)
     group = _group(channelbag, group)          # looked up once for every component
-    return [add_keys(channelbag, data_path, frames, values[:, c], index=c, group=group,
-                     interpolation=interpolation, keyed=keyed) for c in range(values.shape[1])]
+    plain = keyed if keyed is not None and source_keys.keyed_plainly(interpolation) else None
+    out = []
+    for c in range(values.shape[1]):
+        fc = channelbag.fcurves.new(data_path, index=c)
+        if group is not None:
+            fc.group = group
+        kp = fc.keyframe_points
+        kp.add(len(frames))
+        kp.foreach_set("co", co[c].reshape(-1))
+        kp.foreach_set("interpolation", interp)
+        fc.update()
+        if plain is not None:
+            plain[(data_path, c)] = (co[c].reshape(-1), interp)
+        out.append(fc)
+    return out
 
 
 def _group(channelbag, group):
@@ -111,7 +105,7 @@ def channel_mode_exact(built: Built, size: float) -> bool:
     turned = rs.turned()
     if turned.any():
         joints = set(int(j) for j in built.bones[turned])
-        s0 = sampling.decompose_trs(built.scene.skeleton.local)[2]
+        s0 = armature_build.local_channels(built)[2]
         vals = [s0[j] for j in joints]
         for clip in built.scene.clips:
             ch = clip.scale
@@ -179,22 +173,12 @@ def _wxyz(r):
     return np.concatenate((r[..., 3:], r[..., :3]), axis=-1)
 
 
-def default_channels(built: Built):
-    """(location, rotation (x, y, z, w with w >= 0), scale) of every bone's
-    pose basis at the skeleton's default pose (made once per build)."""
-    if built.default_channels is None:
-        assert built.scene.skeleton is not None and built.rest is not None
-        dt, dr, ds = sampling.decompose_trs(built.rest.pose_basis(built.scene.skeleton.world()[built.bones][None])[0])
-        built.default_channels = (dt, np.where(dr[:, 3:4] < 0, -dr, dr), ds)
-    return built.default_channels
-
-
 def static_channels(built: Built, clips: list[Clip]) -> dict[int, set[str]]:
     """For ACTION clips: the channels a clip must key even where it does not
     animate them, so that switching actions never leaves another action's
     values behind: those whose default value is not the identity, and those
     another ACTION clip animates. {bone index: {property}}."""
-    t, r, s = default_channels(built)
+    t, r, s = armature_build.default_channels(built)
     out: dict[int, set[str]] = {}
     for bi in range(len(built.bones)):
         props = set()
@@ -266,7 +250,7 @@ def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) 
     default (tiny_4anim: 224 of its 1520 F-curves). For ACTION clips all
     baked (``baked``: their ``anim_bake.bake_clip``), since nothing else
     then sets those channels."""
-    dt, dr, ds = default_channels(built)
+    dt, dr, ds = armature_build.default_channels(built)
     out = set()
     for bi, j in enumerate(built.bones.tolist()):
         for k, prop in enumerate(_PROPS):
@@ -299,7 +283,7 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
     file's keys mapped channel by channel. ``resting`` channels are not
     keyed. A clip that loops as the Animator does loops with Cycles modifiers."""
     action, slot, bag = new_action_for(built.armature, clip.name)
-    keyed: dict = {}            # the arrays of the keys set, for the fingerprint (add_keys)
+    keyed: dict = {}            # the arrays of the keys set, for the fingerprint (add_vector_keys)
     sk = built.scene.skeleton
     assert sk is not None
     # joints without a bone move nothing shown (bones are made of every joint that does): no action needed
@@ -307,7 +291,7 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
         if int(j) not in built.bone_names:
             group(built.warnings, "animated joints that move nothing shown have no bone, their keys are not "
                                   "imported", sk.names[j], fix="All Joints as Bones imports them", note=True)
-    dt, dr, ds = default_channels(built)
+    dt, dr, ds = armature_build.default_channels(built)
     f0 = clip.frame_range(fps)[0]
     modes = bone_modes(built)
     if baked:
@@ -318,16 +302,16 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
         frames, t, r, s = (channels if channels is not None
                            else anim_bake.bake_clip(built, clip, fps, room,
                                                     every_frame=mask is not None or other_modes))
-        keyed = {bi: animated_props(clip, j) if clip.animated[j] else set()
+        props = {bi: animated_props(clip, j) if clip.animated[j] else set()
                  for bi, j in enumerate(built.bones.tolist())}
-        wanted = {prop: [bi for bi in keyed if prop in keyed[bi] and (bi, prop) not in resting] for prop in _PROPS}
+        wanted = {prop: [bi for bi in props if prop in props[bi] and (bi, prop) not in resting] for prop in _PROPS}
         keep = anim_bake.baked_keys(built, frames, (t, r, s), wanted, room, blended=clip.layer != "ACTION")
         for bi, j in enumerate(built.bones.tolist()):
             bone = built.bone_names[j]
             for prop, vals in zip(_PROPS, (t[:, bi], _wxyz(r[:, bi]), s[:, bi])):
                 if (bi, prop) in resting:
                     continue
-                if prop in keyed[bi]:
+                if prop in props[bi]:
                     rows = (mask[:, j] if mask is not None and prop == "rotation_quaternion"
                             else slice(None) if prop == "rotation_quaternion"
                             and modes[bone] != rotation_modes.QUATERNION
@@ -383,9 +367,8 @@ def loop_range(clip: Clip, fps: float) -> tuple[float, float] | None:
 
 def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0, modes, keyed: dict) -> None:
     """The file's keys, channel by channel (exact when ``channel_mode_exact``)."""
-    sk = built.scene.skeleton
     rs = built.rest
-    t0, r0, s0 = sampling.decompose_trs(sk.local)
+    t0, r0, s0 = armature_build.local_channels(built)
     dt, dr, ds = default
     chans = {"location": clip.translation, "rotation_quaternion": clip.rotation, "scale": clip.scale}
     track_of = {prop: {int(j): k for k, j in enumerate(ch.targets)} for prop, ch in chans.items()}

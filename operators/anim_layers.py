@@ -40,7 +40,7 @@ import bpy
 import numpy as np
 
 from ..core import blend
-from . import anim_build, anim_extract, metadata
+from . import anim_build, anim_extract, armature_build, metadata
 
 if TYPE_CHECKING:
     from .builder import Built
@@ -333,7 +333,7 @@ def _base(built: Built, bones: list[str], acts: list[np.ndarray], weights: np.nd
     metadata.store(action, metadata.MIX_KEY, {"role": "base"})
     rest_rot = {}
     if built.rest is not None and built.scene.skeleton is not None:
-        _, dr, _ = anim_build.default_channels(built)
+        _, dr, _ = armature_build.default_channels(built)
         rest_rot = {built.bone_names[int(j)]: dr[bi] for bi, j in enumerate(built.bones.tolist())}
     held = np.zeros(len(bones))
     for w, act in zip(weights, acts):

@@ -307,7 +307,7 @@ def build_armature(context, built: Built, name: str, options: Options, size: flo
     built.bones = bones
     built.bone_names = {int(j): n for j, n in zip(bones, names)}
     built.rest = rig.RestSplit(rest, bind, parent)
-    set_pose(built, built.rest.pose_basis(sk.world()[bones][None])[0])
+    set_pose(built, default_channels(built))
     metadata.store(obj, metadata.RIG_KEY, {
         "format": scene.source.format, "path": scene.source.path, "axes": scene.source.axes.to_json(),
         "names": list(sk.names), "parents": sk.parents, "local": sk.local.reshape(-1, 16),
@@ -317,10 +317,29 @@ def build_armature(context, built: Built, name: str, options: Options, size: flo
         "scene_extras": scene.extras})
 
 
-def set_pose(built: Built, basis: np.ndarray) -> None:
-    """Pose-bone location/rotation/scale from basis matrices (B, 4, 4)."""
-    t, r, s = sampling.decompose_trs(basis)
-    r = np.where(r[:, 3:4] < 0, -r, r)
+def local_channels(built: Built):
+    """(translation, rotation, scale) of every joint's local matrix at the
+    default pose (``sampling.decompose_trs``; made once per build)."""
+    if built.local_channels is None:
+        assert built.scene.skeleton is not None
+        built.local_channels = sampling.decompose_trs(built.scene.skeleton.local)
+    return built.local_channels
+
+
+def default_channels(built: Built):
+    """(location, rotation (x, y, z, w with w >= 0), scale) of every bone's
+    pose basis at the skeleton's default pose (made once per build)."""
+    if built.default_channels is None:
+        assert built.scene.skeleton is not None and built.rest is not None
+        dt, dr, ds = sampling.decompose_trs(built.rest.pose_basis(built.scene.skeleton.world()[built.bones][None])[0])
+        built.default_channels = (dt, np.where(dr[:, 3:4] < 0, -dr, dr), ds)
+    return built.default_channels
+
+
+def set_pose(built: Built, channels) -> None:
+    """Pose-bone location/rotation/scale from channels (location (B, 3),
+    rotation (B, 4, x y z w), scale (B, 3)) of the bones of ``built``."""
+    t, r, s = channels
     pb = built.armature.pose.bones
     idx = {built.bone_names[int(j)]: i for i, j in enumerate(built.bones)}
     perm = np.array([idx[b.name] for b in pb], dtype=np.int64)

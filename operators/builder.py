@@ -59,7 +59,8 @@ class Built:
     warnings: list[str] = field(default_factory=Warnings)
     self_check: selfcheck.SelfCheck | None = None              # the default pose against the oracle
     default_points: np.ndarray | None = None                   # oracle.default_points of the scene
-    default_channels: tuple | None = None                      # anim_build.default_channels, once made
+    default_channels: tuple | None = None                      # armature_build.default_channels, once made
+    local_channels: tuple | None = None                        # armature_build.local_channels, once made
 
 
 def build(context, scene: Scene, options: Options | None = None, progress=None) -> Built:
@@ -80,7 +81,7 @@ def build(context, scene: Scene, options: Options | None = None, progress=None) 
         progress(1)
     mesh_build.build_meshes(context, built, options.pack_images, default_world, size)
     if options.self_check and built.meshes:     # the default pose, before any action moves it
-        built.self_check = selfcheck.run(context, scene, built.meshes, size)
+        built.self_check = selfcheck.run(context, scene, built.meshes, size, built.default_points)
     if progress:
         progress(2)
     fps = context.scene.render.fps / context.scene.render.fps_base

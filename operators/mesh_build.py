@@ -119,8 +119,9 @@ def material_groups(scene: Scene) -> np.ndarray:
 
 
 def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups: np.ndarray,
-               placement: rebind.SkinPlacement | None = None, mirror: bool = False) -> Any:
-    """A mesh object for scene mesh ``mi``; a skinned mesh's vertices as
+               placement: rebind.SkinPlacement | None = None, mirror: bool = False) -> tuple[Any, dict]:
+    """A mesh object for scene mesh ``mi`` and its metadata, for
+    :func:`place_mesh` to complete and store; a skinned mesh's vertices as
     ``placement`` stores them (re-expressed vertices' normals turned with
     them), times :data:`MIRROR` with ``mirror`` (:func:`mirrored`). Shading
     uses the normals read in mesh space (``Mesh.normal_matrix``) and made to
@@ -193,8 +194,7 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
     if len(slots) < len(scene_mats):   # the scene materials the attribute refers to
         meta["materials"] = {str(k): {"name": scene.materials[k].name, "extras": scene.materials[k].extras}
                              for k in np.unique(face_scene).tolist()}
-    metadata.store(obj, metadata.MESH_KEY, meta)
-    return obj
+    return obj, meta
 
 
 def set_local_matrices(objs: list, ms: np.ndarray) -> None:
@@ -267,7 +267,7 @@ def mirrored(placed: np.ndarray) -> bool:
     return bool(np.linalg.det(placed[:3, :3]) < 0)
 
 
-def place_mesh(built: Built, mi: int, obj, placed: np.ndarray,
+def place_mesh(built: Built, mi: int, obj, meta: dict, placed: np.ndarray,
                placement: rebind.SkinPlacement | None = None, mirror: bool = False) -> np.ndarray | None:
     """Skinned meshes: parented to the armature where ``placement`` puts
     them, vertex groups, Armature modifier (of binds of their own when their
@@ -276,14 +276,15 @@ def place_mesh(built: Built, mi: int, obj, placed: np.ndarray,
     ``mirror`` the data holds :data:`MIRROR` and every matrix is taken
     times it (recorded as "mirror"
     in the mesh's metadata, for export). The exact placement is kept in the
-    mesh's metadata (Blender stores float32). Returns the matrix relative to
+    mesh's metadata (Blender stores float32), stored with what ``meta``
+    (:func:`build_mesh`'s) holds. Returns the matrix relative to
     the parent the object still needs (:func:`set_local_matrices`), or None."""
     scene = built.scene
     m = scene.meshes[mi]
     arm = built.armature
     flip = np.diag(np.append(MIRROR, 1.0)) if mirror else np.eye(4)
     mw = placed @ flip
-    meta = metadata.load(obj, metadata.MESH_KEY) or {}
+    meta = dict(meta)
     meta.update(world=np.asarray(mw).reshape(-1), parent=int(m.parent),
                 matrix=np.asarray(m.matrix, dtype=np.float64).reshape(-1))
     if mirror:
@@ -504,8 +505,8 @@ def build_meshes(context, built: Built, pack_images: bool, default_world: np.nda
         placement = skin_placement(built, mi, default_world, size) if default_world is not None else None
         placed = _placed(built, mi, default_world, placement)
         mirror = mirrored(placed)
-        obj = build_mesh(context, built, mi, mats, groups, placement, mirror)
-        m_local = place_mesh(built, mi, obj, placed, placement, mirror)
+        obj, meta = build_mesh(context, built, mi, mats, groups, placement, mirror)
+        m_local = place_mesh(built, mi, obj, meta, placed, placement, mirror)
         if m_local is not None:
             local.append((obj, m_local))
         built.meshes[mi] = obj

@@ -119,17 +119,13 @@ def test_the_self_check_reports_a_difference_with_its_figure(bpy, capfd, monkeyp
     """When what Blender shows is not what the file means: one warning with
     the figure (the oracle's positions shifted here by 1e-3 of the size)."""
     sc = ext("operators.selfcheck")
-    real = sc.oracle
+    oracle, real_run = ext("scene.evaluate"), sc.run
 
-    class Shifted:
-        subset = staticmethod(real.subset)
+    def shifted(context, scene, objects, size, points=None):
+        points = oracle.default_points(scene) if points is None else points
+        return real_run(context, scene, objects, size, points + np.array([0.0, 0.0, 1e-3 * size]))
 
-        @staticmethod
-        def mesh_positions(scene, mesh, world, default):
-            p = real.mesh_positions(scene, mesh, world, default)
-            return p + np.array([0.0, 0.0, 1e-3 * real.size(scene)])
-
-    monkeypatch.setattr(sc, "oracle", Shifted)
+    monkeypatch.setattr(sc, "run", shifted)
     capfd.readouterr()
     assert bpy.ops.import_scene.xfile(filepath=str(CUBE)) == {"FINISHED"}
     warn, info, _ = _reports(capfd.readouterr().out)
