@@ -180,15 +180,21 @@ class _Reader:
             return np.full(F, own)
         by_name = self.by_name()
         V = len(m.positions)
-        vote = np.zeros(V)
-        for sw in m.skin_weights:
-            j = by_name.get(sw.frame_name)
+        found = [(sw, by_name.get(sw.frame_name)) for sw in m.skin_weights]
+        found = [(sw, j) for sw, j in found if j is not None]
+        # each record's placement matrixOffset @ frame, mirrored or not (the determinants at once)
+        placed = (np.array([sw.matrix_offset for sw, _ in found], dtype=np.float64).reshape(-1, 4, 4)
+                  @ self.file_world[np.array([j for _, j in found], dtype=np.int64)])
+        signs = np.where(np.linalg.det(placed[:, :3, :3]) < 0, -1.0, 1.0)
+        vis, ws = [], []
+        for (sw, _), sg in zip(found, signs.tolist()):
             w = np.asarray(sw.weights, dtype=np.float64)
             vi = np.asarray(sw.vertex_indices, dtype=np.int64)[:len(w)]
-            if j is None or not len(vi):
-                continue
             ok = (vi >= 0) & (vi < V)
-            np.add.at(vote, vi[ok], w[:len(vi)][ok] * sign(np.asarray(sw.matrix_offset) @ self.file_world[j]))
+            vis.append(vi[ok])
+            ws.append(w[:len(vi)][ok] * sg)
+        vote = (np.bincount(np.concatenate(vis), weights=np.concatenate(ws), minlength=V) if vis
+                else np.zeros(V))
         vertex = np.where(vote != 0, np.sign(vote), own)
         face = np.bincount(face_of_corner(sizes), weights=vertex[idx], minlength=F)
         return np.where(face != 0, np.sign(face), own)
@@ -222,18 +228,24 @@ class _Reader:
         mw = world[parent] if parent >= 0 else np.eye(4)
         vs, js, ws, offs = [], [], [], {}
         seen: dict[int, list] = {}
+        found = []
         for sw in m.skin_weights:
             j = by_name.get(sw.frame_name)
             if j is None:
                 group(self.warnings, "SkinWeights name frames the file does not have, their weights are ignored",
                       f"{sw.frame_name!r} (mesh {name!r})")
                 continue
-            off = self.axes.matrices(col(sw.matrix_offset))
-            try:
-                b = mw @ np.linalg.inv(off)
-            except np.linalg.LinAlgError:
-                raise FormatError(f"mesh {name!r}: SkinWeights {sw.frame_name!r}: matrixOffset is singular",
-                                  path=self.path) from None
+            found.append((sw, j))
+        # every record's offset and bind (its inverse, placed), at once
+        offsets = self.axes.matrices(col(np.array([sw.matrix_offset for sw, _ in found],
+                                                  dtype=np.float64).reshape(-1, 4, 4)))
+        try:
+            binds = mw @ np.linalg.inv(offsets)
+        except np.linalg.LinAlgError:
+            bad = next(sw for (sw, _), off in zip(found, offsets) if not _invertible(off))
+            raise FormatError(f"mesh {name!r}: SkinWeights {bad.frame_name!r}: matrixOffset is singular",
+                              path=self.path) from None
+        for (sw, j), off, b in zip(found, offsets, binds):
             j = self._offset_joint(j, off, b, sk, seen, name)
             if j >= len(sk):
                 pass                       # a joint of its own (self._extra), bound to this offset
@@ -389,12 +401,12 @@ class _Reader:
 
     def clip(self, aset: XAnimationSet, i: int, sk: Skeleton, by_name: dict[str, int]) -> Clip:
         name = aset.name or f"AnimationSet{i}"
-        tracks: dict[str, tuple[list, list, list]] = {"r": ([], [], []), "t": ([], [], []), "s": ([], [], [])}
         animated = np.zeros(len(sk), dtype=bool)
         claimed: set[int] = set()
         missing = []
-        lo, hi = np.inf, -np.inf
         axes = self.axes
+        # (kind, joint, times, values, values as stored: converted below, every kind at once), in file order
+        found: list[tuple[str, int, np.ndarray, np.ndarray, bool]] = []
         for a in aset.animations:
             j = by_name.get(a.frame_name) if a.frame_name is not None else None
             if j is None:
@@ -417,37 +429,65 @@ class _Reader:
                 t, r, s = sampling.decompose_trs(m)
                 times = np.asarray(mat.times, dtype=np.float64)
                 comps = {"r": axes.quats(r), "t": axes.translations(t), "s": axes.scales(s)}
-                for c in "rts":
-                    _put(tracks[c], j, times, comps[c])
-                lo, hi = min(lo, times.min()), max(hi, times.max())
+                found += [(c, j, times, comps[c], False) for c in "rts"]
                 continue
             for kt, c in ((0, "r"), (2, "t"), (1, "s")):
                 k = keys.get(kt)
-                if k is None:
-                    continue
-                v = np.asarray(k.values, dtype=np.float64)
-                v = {"r": lambda x: axes.quats(rotation_from_key(x)), "t": axes.translations,
-                     "s": axes.scales}[c](v)
-                times = np.asarray(k.times, dtype=np.float64)
-                _put(tracks[c], j, times, v)
-                lo, hi = min(lo, times.min()), max(hi, times.max())
+                if k is not None:
+                    found.append((c, j, np.asarray(k.times, dtype=np.float64),
+                                  np.asarray(k.values, dtype=np.float64), True))
         for frame in missing:
             group(self.warnings, "Animations name frames the file does not have, skipped", f"{frame!r} ({name})")
+        convert = {"r": lambda x: axes.quats(rotation_from_key(x)), "t": axes.translations, "s": axes.scales}
+        values = [v for _, _, _, v, _ in found]
+        for c in "rts":
+            stored = [k for k, e in enumerate(found) if e[0] == c and e[4]]
+            if stored:
+                parts = convert[c](np.concatenate([values[k] for k in stored]))
+                for k, part in zip(stored, np.split(parts, np.cumsum([len(values[k]) for k in stored])[:-1])):
+                    values[k] = part
+        tracks: dict[str, tuple[list, list, list]] = {"r": ([], [], []), "t": ([], [], []), "s": ([], [], [])}
+        for (c, j, times, _, _), v in zip(found, values):
+            _put(tracks[c], j, times, v)
 
         def channels(c, width):
-            targets, times, values = tracks[c]
+            targets, times, vals = tracks[c]
             if not targets:
                 return sampling.Channels.empty(width)
             if c == "r":
-                values = [quat.make_continuous(quat.normalize(v), axis=0) for v in values]
-            return sampling.Channels.from_tracks(targets, times, values, width)
+                vals = _continuous_tracks(vals)
+            return sampling.Channels.from_tracks(targets, times, vals, width)
 
+        lo, hi = np.inf, -np.inf
+        for _, _, times, _, _ in found:
+            lo, hi = min(lo, times.min()), max(hi, times.max())
         if not np.isfinite(lo):
             lo = hi = 0.0
         tb = self.time_base
         return Clip(name, channels("r", 4), channels("t", 3), channels("s", 3), animated,
                     start=float(lo), end=float(hi), ticks_per_second=tb.ticks_per_second, rotation_mode="slerp",
                     extras={"xfile": tb.extras(), "time_base": tb.describe()})
+
+
+def _continuous_tracks(tracks: list[np.ndarray]) -> list[np.ndarray]:
+    """Each track of rotations (K, 4) normalised and continuous along its
+    keys (``quat.make_continuous``), every track at once."""
+    counts = [len(v) for v in tracks]
+    q = quat.normalize(np.concatenate(tracks))
+    if len(q) > 1:
+        # key k flips when an odd number of key pairs from its track's first to it point apart
+        against = np.concatenate(([0], np.cumsum(np.sum(q[1:] * q[:-1], axis=-1) < 0.0)))
+        first = np.repeat(np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+        q[(against - against[first]) % 2 == 1] *= -1.0
+    return np.split(q, np.cumsum(counts)[:-1])
+
+
+def _invertible(m: np.ndarray) -> bool:
+    try:
+        np.linalg.inv(m)
+    except np.linalg.LinAlgError:
+        return False
+    return True
 
 
 def _affine(m3: np.ndarray) -> np.ndarray:
