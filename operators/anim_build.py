@@ -336,7 +336,7 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
         "layer": clip.layer, "weight": clip.weight, "mix": clip.mix, "start": clip.start, "end": clip.end,
         "cycle": clip.cycle, "cycle_frames": cycle, "loops": loops, "ticks_per_second": clip.ticks_per_second,
         "baked": bool(baked), "extras": clip.extras})
-    source_keys.record(action, clip, built.armature, keyed)     # an export writes an untouched set key for key
+    source_keys.record(action, clip, built.armature, keyed, loops)    # an export writes an untouched set key for key
     return action, slot
 
 

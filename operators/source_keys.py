@@ -84,22 +84,41 @@ def keyed_plainly(interpolation: str) -> bool:
     return interpolation in ("CONSTANT", "LINEAR")
 
 
-def fingerprint(action, keyed: dict | None = None) -> str:
+def _header(h, path: str, index: int, n: int, extrapolation: str, mute: bool, mods: str) -> None:
+    h.update(f"{path}\0{index}\0{n}\0{extrapolation}\0{mute}\0{mods}\0".encode("utf-8", "surrogatepass"))
+
+
+def _curve_count(action) -> int:
+    return sum(len(bag.fcurves) for layer in action.layers for strip in layer.strips for bag in strip.channelbags)
+
+
+def fingerprint(action, keyed: dict | None = None, cycles: bool | None = None) -> str:
     """A digest of everything of the action's F-curves that changes what
     they play: paths, indices, keys (frames, values, interpolation; handles
     where a key is BEZIER; easing and its parameters where a key eases),
     extrapolation, modifiers, mute. ``keyed``: {(data_path, index): (co
     (2 K,) float32, interpolation (K,) int32)}, the arrays just set on
     curves whose keys are CONSTANT or LINEAR (the import), so that they
-    need not be read back."""
+    need not be read back. With ``cycles`` given as well, ``keyed`` holds
+    every curve of the action as the import left it (extrapolation
+    constant, not muted, a Cycles modifier on each curve of two keys or
+    more when ``cycles``): the digest is made of them without reading the
+    curves (the same digest as reading them: tested)."""
     h = hashlib.sha1()
-    for fc in sorted(fcurves(action), key=lambda f: (f.data_path, f.array_index)):
+    if keyed is not None and cycles is not None and len(keyed) == _curve_count(action):
+        for path, index in sorted(keyed):
+            co, interpolation = keyed[(path, index)]
+            n = len(interpolation)
+            _header(h, path, index, n, "CONSTANT", False, "CYCLES" if cycles and n > 1 else "")
+            h.update(co)
+            h.update(interpolation)
+        return FINGERPRINT_VERSION + h.hexdigest()
+    for path, index, fc in sorted(((f.data_path, f.array_index, f) for f in fcurves(action)),
+                                  key=lambda c: (c[0], c[1])):
         points = fc.keyframe_points
         n = len(points)
-        mods = ",".join(m.type for m in fc.modifiers)
-        h.update(f"{fc.data_path}\0{fc.array_index}\0{n}\0{fc.extrapolation}\0{fc.mute}\0{mods}\0"
-                 .encode("utf-8", "surrogatepass"))
-        known = keyed.get((fc.data_path, fc.array_index)) if keyed else None
+        _header(h, path, index, n, fc.extrapolation, fc.mute, ",".join(m.type for m in fc.modifiers))
+        known = keyed.get((path, index)) if keyed else None
         if known is not None and len(known[1]) == n:
             h.update(known[0])
             h.update(known[1])
@@ -131,20 +150,21 @@ def _fingerprint_v1(action) -> str:
     return h.hexdigest()
 
 
-def record(action, clip: Clip, arm_obj, keyed: dict | None = None) -> None:
+def record(action, clip: Clip, arm_obj, keyed: dict | None = None, cycles: bool | None = None) -> None:
     """Record ``clip``'s own keys (when it has no sampler), the fingerprint
-    of the action's F-curves as keyed (``keyed``: see :func:`fingerprint`),
-    and the rig it was made for."""
+    of the action's F-curves as keyed (``keyed``, ``cycles``: see
+    :func:`fingerprint`), and the rig it was made for."""
     if clip.sampler is None:
         group = {"animated": np.flatnonzero(clip.animated).tolist(), "joints": int(len(clip.animated)),
                  "rotation_mode": clip.rotation_mode}
         for c, ch in zip("rts", (clip.rotation, clip.translation, clip.scale)):
             group[c + "_targets"] = np.asarray(ch.targets, dtype=np.int64).tolist()
             group[c + "_starts"] = np.asarray(ch.starts, dtype=np.int64).tolist()
-            group[c + "_times"] = np.asarray(ch.times, dtype=np.float64).tolist()
-            group[c + "_values"] = np.asarray(ch.values, dtype=np.float64).reshape(-1).tolist()
+            # float64 arrays go in as they are (their buffer: no list of Python floats)
+            group[c + "_times"] = np.ascontiguousarray(ch.times, dtype=np.float64)
+            group[c + "_values"] = np.ascontiguousarray(ch.values, dtype=np.float64).reshape(-1)
         action[KEYS] = group
-    action[KEYS + "_fingerprint"] = fingerprint(action, keyed)
+    action[KEYS + "_fingerprint"] = fingerprint(action, keyed, cycles)
     action[KEYS + "_owner"] = rig_token(arm_obj, create=True)
 
 
