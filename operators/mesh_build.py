@@ -39,8 +39,9 @@ def valid_faces(mesh: Mesh, warnings: list[str], label: str):
     starts = mesh.face_starts
     keep = sizes >= 3
     degenerate = dup_faces = 0
-    for k in np.unique(sizes[keep]).tolist():
-        if len(sizes) and (sizes == k).all():        # faces of one size: their corners as they are
+    one_size = bool(len(sizes)) and bool((sizes == sizes[0]).all())
+    for k in ([int(sizes[0])] if one_size and keep[0] else [] if one_size else np.unique(sizes[keep]).tolist()):
+        if one_size:                                  # faces of one size: their corners as they are
             faces = np.arange(len(sizes))
             rows = _sorted_rows(idx.reshape(-1, k))
         else:
@@ -60,6 +61,8 @@ def valid_faces(mesh: Mesh, warnings: list[str], label: str):
         note(warnings, f"{label}: {degenerate} degenerate face(s) skipped")
     if dup_faces:
         note(warnings, f"{label}: {dup_faces} duplicate face(s) (the same vertices as another) skipped")
+    if one_size and keep.all():                       # every face kept: the corners as they are
+        return np.arange(len(sizes)), np.arange(len(idx)), sizes.copy(), starts
     kept = np.nonzero(keep)[0]
     ksizes = sizes[kept]
     kstart = np.zeros(len(kept), dtype=np.int64)

@@ -52,18 +52,18 @@ MAX_ROUNDS = 200
 
 
 def _cosines(g: np.ndarray, s: np.ndarray) -> np.ndarray:
-    gl = np.linalg.norm(g, axis=1)
-    sl = np.linalg.norm(s, axis=1)
-    ok = (gl > 0) & (sl > 0)
-    c = np.zeros(len(g))
-    c[ok] = np.einsum("ij,ij->i", g[ok], s[ok]) / (gl[ok] * sl[ok])
-    return c
+    """(F,) the cosine between each row of ``g`` and ``s`` (0 where either is 0)."""
+    length = np.sqrt(np.einsum("ij,ij->i", g, g)) * np.sqrt(np.einsum("ij,ij->i", s, s))
+    ok = length > 0
+    return np.where(ok, np.einsum("ij,ij->i", g, s) / np.where(ok, length, 1.0), 0.0)
 
 
 def _face_sums(sizes: np.ndarray, corner_normals) -> np.ndarray:
     """(F, 3) the sum of each face's corner normals."""
     F = len(sizes)
     n = np.asarray(corner_normals, dtype=np.float64).reshape(-1, 3)
+    if F and len(n) == F * int(sizes[0]) and (sizes == sizes[0]).all():     # faces of one size
+        return n.reshape(F, int(sizes[0]), 3).sum(axis=1)
     face = face_of_corner(sizes)
     s = np.zeros((F, 3))
     for axis in range(3):
@@ -72,7 +72,8 @@ def _face_sums(sizes: np.ndarray, corner_normals) -> np.ndarray:
 
 
 def normal_space(positions, sizes, corners, corner_normals, frame: np.ndarray | None,
-                 g: np.ndarray | None = None, here: np.ndarray | None = None) -> np.ndarray | None:
+                 g: np.ndarray | None = None, here: np.ndarray | None = None,
+                 sums: np.ndarray | None = None) -> np.ndarray | None:
     """The 3x3 matrix taking the stored normals into the mesh's space (row
     vectors: ``n_mesh = n @ m``) when they are stored in the frame's space,
     else None. ``frame``: the linear part taking mesh space to its frame's,
@@ -81,8 +82,9 @@ def normal_space(positions, sizes, corners, corner_normals, frame: np.ndarray | 
     ``frame`` (the inverse of the inverse transpose that took them there);
     they are taken to be so when every face's normals then line up with its
     winding clearly better (|mean cos| by :data:`SPACE_MARGIN`). ``g``: the
-    faces' :func:`~...core.faces.face_normals`, and ``here`` their cosines
-    with the normals as stored, when the caller has them."""
+    faces' :func:`~...core.faces.face_normals`, ``here`` their cosines
+    with the normals as stored and ``sums`` the faces' sums of them, when
+    the caller has them."""
     sizes = np.asarray(sizes, dtype=np.int64)
     if frame is None or not len(sizes):
         return None
@@ -92,12 +94,13 @@ def normal_space(positions, sizes, corners, corner_normals, frame: np.ndarray | 
     if not np.isfinite(det) or det == 0 or (np.abs(m - uniform) <= 1e-9 * np.abs(uniform)).all():
         return None             # a uniform scale turns no normal (np.allclose's test, without its overhead)
     g = face_normals(positions, sizes, corners) if g is None else g
+    sums = _face_sums(sizes, corner_normals) if sums is None else sums
     if here is None:
-        here = _cosines(g, _face_sums(sizes, corner_normals))
+        here = _cosines(g, sums)
     mean_here = abs(here.mean())
     if mean_here >= 1.0 - SPACE_MARGIN:
         return None             # (the frame cannot do better)
-    there = abs(_cosines(g, _face_sums(sizes, corner_normals) @ m.T).mean())
+    there = abs(_cosines(g, sums @ m.T).mean())
     return m.T.copy() if there > mean_here + SPACE_MARGIN else None
 
 
@@ -111,8 +114,9 @@ def _votes(positions, sizes, corners, corner_normals, frame, shown) -> tuple[np.
     sizes = np.asarray(sizes, dtype=np.int64)
     n = np.asarray(corner_normals, dtype=np.float64).reshape(-1, 3)
     g = face_normals(positions, sizes, corners)
-    here = _cosines(g, _face_sums(sizes, n))
-    to_mesh = normal_space(positions, sizes, corners, n, frame, g, here)
+    sums = _face_sums(sizes, n)
+    here = _cosines(g, sums)
+    to_mesh = normal_space(positions, sizes, corners, n, frame, g, here, sums)
     c = np.sign(here if to_mesh is None else _cosines(g, _face_sums(sizes, n @ to_mesh))).astype(np.int64)
     if shown is not None:
         c *= np.sign(np.asarray(shown)).astype(np.int64)
