@@ -18,6 +18,8 @@ import re
 
 import numpy as np
 
+from .vectors import cross
+
 _WORD = re.compile(r"(?<![A-Za-z])(left|right)(?![a-z])|(Left|Right)(?![a-z])|(?<![A-Z])(LEFT|RIGHT)(?![A-Z])")
 _LETTER = re.compile(r"(?:(?<=^)|(?<=[._\- ]))([LRlr])(?=$|[._\- ])")
 _SWAP = {"left": "right", "Left": "Right", "LEFT": "RIGHT", "L": "R", "l": "r"}
@@ -93,7 +95,7 @@ def mirrored_rolls(rot: np.ndarray, heads: np.ndarray, pairs: list[tuple[int, in
         if np.linalg.norm(x) < 1e-6:
             return
         x /= np.linalg.norm(x)
-        new = np.stack((x, y, np.cross(x, y)), axis=1)
+        new = np.stack((x, y, cross(x, y)), axis=1)
         if np.abs(new - out[i]).max() > 1e-12:
             out[i] = new
             changed.append(i)

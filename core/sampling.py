@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import quat
+from .vectors import cross
 
 
 def pack(times_per_track: list[np.ndarray], values_per_track: list[np.ndarray], width: int):
@@ -141,7 +142,7 @@ def decompose_trs(m):
     basis = m[..., :3, :3]
     s = np.sqrt(np.einsum("...ij,...ij->...j", basis, basis))
     c0, c1, c2 = basis[..., 0], basis[..., 1], basis[..., 2]
-    det = np.einsum("...i,...i->...", c0, np.cross(c1, c2))
+    det = np.einsum("...i,...i->...", c0, cross(c1, c2))
     s[..., 0] = np.where(det < 0.0, -s[..., 0], s[..., 0])
     safe = np.where(s == 0.0, 1.0, s)
     rot = basis / safe[..., None, :]

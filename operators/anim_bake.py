@@ -70,7 +70,8 @@ class _Basis:
             self.tracks[name] = ([c for c, _ in hit], [k for _, k in hit], ch)
         self.still = None
         if self.front is not None:      # the default pose's channels (the still bones keep them)
-            self.still = sampling.decompose_trs(self.front[None] @ sk.local[bones][None] @ self.rs.bind_to_rest[None])
+            st = np.flatnonzero(~moving)
+            self.still = (st, sampling.decompose_trs(self.front[st] @ sk.local[bones[st]] @ self.rs.bind_to_rest[st]))
 
     def local_rotations(self, times: np.ndarray) -> np.ndarray:
         """(N, B, 4): the rotations of the bones' joints (as sampled, any sign)."""
@@ -88,8 +89,9 @@ class _Basis:
         t, r, s = np.empty((N, B, 3)), np.empty((N, B, 4)), np.empty((N, B, 3))
         q = self.local_rotations(times)
         if self.still is not None:
-            for out, v in zip((t, r, s), self.still):
-                out[:] = v
+            st, values = self.still
+            for out, v in zip((t, r, s), values):
+                out[:, st] = v
         for lo in range(0, N, BAKE_CHUNK):
             hi = min(lo + BAKE_CHUNK, N)
             if self.front is None:
@@ -125,7 +127,10 @@ class _Basis:
         q[:1] = quat.canonical(q[:1])
         q = quat.make_continuous(q, axis=0)
         rs = self.rs
-        mapped = quat.mul(quat.mul(rs.parent_bind_quat[None], q), quat.conj(rs.rest_to_bind_quat)[None])
+        # q -> parent_bind_quat q conj(rest_to_bind_quat) is linear in q: one 4x4 matrix per bone
+        images = quat.mul(quat.mul(rs.parent_bind_quat[None], np.eye(4)[:, None, :]),
+                          quat.conj(rs.rest_to_bind_quat)[None])             # (4 basis quaternions, B, 4)
+        mapped = (images.transpose(1, 2, 0)[None] @ q[..., None])[..., 0]
         return np.where(np.sum(r * mapped, axis=-1, keepdims=True) < 0, -r, r)
 
 

@@ -13,7 +13,7 @@ import pytest
 from dual_quaternion import dual_quaternion
 from rite_seed import seed_mul, seed_slerp_no_invert, seed_to_matrix, seed_update_track
 
-from legacy_skin_io.core import blend, quat, sampling, skeleton, skinning
+from legacy_skin_io.core import blend, quat, sampling, skeleton, skinning, vectors
 from legacy_skin_io.io.rite import runtime
 
 # literal ports of the RiTE document's C# code (seed 000), one value at a time: rite_seed
@@ -101,6 +101,14 @@ def test_shortest_slerp_and_blender_nlerp():
     c = quat.make_continuous(q)
     assert (quat.dot(c[1:], c[:-1]) >= 0).all()
     assert np.allclose(np.abs(c), np.abs(q))
+
+
+def test_cross_is_numpys_bit_for_bit():
+    """core.vectors.cross gives np.cross's numbers, broadcast over leading axes."""
+    rng = np.random.default_rng(3)
+    for shape_a, shape_b in (((3,), (3,)), ((50, 3), (50, 3)), ((7, 1, 3), (1, 5, 3)), ((4, 3), (3,))):
+        a, b = rng.normal(size=shape_a) * 1e3, rng.normal(size=shape_b)
+        assert np.array_equal(vectors.cross(a, b), np.cross(a, b))
 
 
 # --- skeletons -----------------------------------------------------------------

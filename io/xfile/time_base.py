@@ -72,22 +72,30 @@ class TimeBase:
                 "anim_ticks_per_second": self.file_ticks_per_second}
 
 
-def track_times(xf: XFile) -> list[np.ndarray]:
-    """The key times of every key track of the file (each sorted, unique)."""
-    return [np.unique(np.asarray(k.times, dtype=np.float64))
-            for s in xf.animation_sets for a in s.animations for k in a.keys if len(k.times)]
+def key_gaps(xf: XFile) -> tuple[float, float, np.ndarray] | None:
+    """(first key time, last key time, the gaps between consecutive distinct
+    times of each key track) of the file's keys, every track at once; None
+    without keys."""
+    times = [np.asarray(k.times, dtype=np.float64).reshape(-1)
+             for s in xf.animation_sets for a in s.animations for k in a.keys if len(k.times)]
+    if not times:
+        return None
+    t = np.concatenate(times)
+    track = np.repeat(np.arange(len(times)), [len(x) for x in times])
+    order = np.lexsort((t, track))
+    t, track = t[order], track[order]
+    distinct = np.concatenate(([True], (t[1:] != t[:-1]) | (track[1:] != track[:-1])))
+    t, track = t[distinct], track[distinct]
+    return float(t.min()), float(t.max()), np.diff(t)[track[1:] == track[:-1]]
 
 
 def automatic(xf: XFile) -> tuple[str, str]:
     """(FILE or FRAMES, why) by the rule of the module doc."""
     if xf.anim_ticks_per_second:
         return FILE, "the file's AnimTicksPerSecond"
-    tracks = track_times(xf)
-    last = max((float(t[-1]) for t in tracks), default=0.0)
-    first = min((float(t[0]) for t in tracks), default=0.0)
+    first, last, gaps = key_gaps(xf) or (0.0, 0.0, np.zeros(0))
     if last <= 0:
         return FILE, "no AnimTicksPerSecond, no key after time 0"
-    gaps = np.concatenate([np.diff(t) for t in tracks])
     gap = float(np.median(gaps)) if len(gaps) else None
     keys = f"keys {first:g}..{last:g}" + (f" typically {gap:g} apart" if gap is not None else "")
     if gap is not None and gap < MIN_TICK_GAP:
