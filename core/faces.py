@@ -31,6 +31,8 @@ def corner_order(sizes: np.ndarray, reverse) -> np.ndarray:
     corner whose place it takes: the face's own order, or the face's corners
     reversed where ``reverse`` (a bool per face, or one for all) is set."""
     sizes = np.asarray(sizes, dtype=np.int64)
+    if not np.any(reverse):                 # every face in its own order
+        return np.arange(int(sizes.sum()))
     starts = np.zeros(len(sizes), dtype=np.int64)
     if len(sizes) > 1:
         np.cumsum(sizes[:-1], out=starts[1:])
