@@ -22,6 +22,9 @@ def _finite(name: str, a, limit: float = FLOAT32_MAX) -> None:
     arr = np.asarray(a, dtype=np.float64)
     if not arr.size:
         return
+    top = np.abs(arr).max()             # NaN if any is NaN
+    if top <= limit and top != np.inf:  # (the usual case, in one pass)
+        return
     bad = ~np.isfinite(arr) | (np.abs(arr) > limit)
     if bad.any():
         i = np.unravel_index(int(np.argmax(bad)), arr.shape)
