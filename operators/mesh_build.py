@@ -96,6 +96,9 @@ def _repeated_rows(rows: np.ndarray, n_values: int) -> np.ndarray:
         for c in range(1, k):
             key *= n_values
             key += rows[:, c]
+        sk = np.sort(key)
+        if (sk[1:] != sk[:-1]).all():           # (the usual case: no row twice)
+            return np.zeros(0, dtype=np.int64)
         order = np.argsort(key, kind="stable")
         sk = key[order]
         same = sk[1:] == sk[:-1]
