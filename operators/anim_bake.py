@@ -43,8 +43,8 @@ if TYPE_CHECKING:
 KEY_TOLERANCE = 1e-7
 #: Frames evaluated per pass (bounds the memory of a long timeline's matrices).
 BAKE_CHUNK = 2048
-#: A clip of fewer frames is evaluated on every frame in one pass (cheaper
-#: than the rounds of probes between its keys).
+#: A clip of at most this many frames is evaluated on every frame in one
+#: pass (cheaper than the rounds of probes between its keys).
 EVERY_FRAME_UP_TO = 256
 _PROPS = ("location", "rotation_quaternion", "scale")
 
@@ -62,16 +62,17 @@ class _Basis:
         self.t0, self.r0, self.s0 = armature_build.local_channels(built)
         self.front = _bone_fronts(built, clip)
         self.moving = moving = clip.animated[bones]
-        self.mv = mv = np.flatnonzero(moving)              # the moving bones' columns
+        self.moving_cols = cols = np.flatnonzero(moving)
         self.tracks = {}
         for name, ch in (("t", clip.translation), ("s", clip.scale)):
             col = {int(j): k for k, j in enumerate(ch.targets.tolist())}
-            hit = [(c, col[int(bones[bi])]) for c, bi in enumerate(mv.tolist()) if int(bones[bi]) in col]
+            hit = [(c, col[int(bones[bi])]) for c, bi in enumerate(cols.tolist()) if int(bones[bi]) in col]
             self.tracks[name] = ([c for c, _ in hit], [k for _, k in hit], ch)
-        self.still = None
-        if self.front is not None:      # the default pose's channels (the still bones keep them)
-            st = np.flatnonzero(~moving)
-            self.still = (st, sampling.decompose_trs(self.front[st] @ sk.local[bones[st]] @ self.rs.bind_to_rest[st]))
+        self.still = None           # (the still bones' columns, their channels at the default pose)
+        if self.front is not None:
+            still = np.flatnonzero(~moving)
+            self.still = (still, sampling.decompose_trs(self.front[still] @ sk.local[bones[still]]
+                                                        @ self.rs.bind_to_rest[still]))
 
     def local_rotations(self, times: np.ndarray) -> np.ndarray:
         """(N, B, 4): the rotations of the bones' joints (as sampled, any sign)."""
@@ -84,31 +85,31 @@ class _Basis:
 
     def __call__(self, times: np.ndarray):
         """(location, rotation (any sign), scale, joint rotations) (N, B, ...) at clip ``times``."""
-        sk, rs, bones, mv = self.sk, self.rs, self.bones, self.mv
+        sk, rs, bones, cols = self.sk, self.rs, self.bones, self.moving_cols
         N, B = len(times), len(bones)
         t, r, s = np.empty((N, B, 3)), np.empty((N, B, 4)), np.empty((N, B, 3))
         q = self.local_rotations(times)
         if self.still is not None:
-            st, values = self.still
+            still, values = self.still
             for out, v in zip((t, r, s), values):
-                out[:, st] = v
+                out[:, still] = v
         for lo in range(0, N, BAKE_CHUNK):
             hi = min(lo + BAKE_CHUNK, N)
             if self.front is None:
                 world = sk.world(self.clip.sample_local(sk.local, times[lo:hi]))[:, bones]
                 t[lo:hi], r[lo:hi], s[lo:hi] = sampling.decompose_trs(rs.pose_basis(world))
                 continue
-            if not len(mv):
+            if not len(cols):
                 continue
-            ct = np.broadcast_to(self.t0[bones[mv]], (hi - lo, len(mv), 3)).copy()
-            cs = np.broadcast_to(self.s0[bones[mv]], (hi - lo, len(mv), 3)).copy()
+            ct = np.broadcast_to(self.t0[bones[cols]], (hi - lo, len(cols), 3)).copy()
+            cs = np.broadcast_to(self.s0[bones[cols]], (hi - lo, len(cols), 3)).copy()
             for name, out in (("t", ct), ("s", cs)):
-                cols, ks, ch = self.tracks[name]
-                if cols:
-                    out[:, cols] = ch.sample(times[lo:hi])[:, ks]
-            local = sampling.compose_trs(ct, quat.normalize(q[lo:hi, mv]), cs)
-            t[lo:hi, mv], r[lo:hi, mv], s[lo:hi, mv] = sampling.decompose_trs(
-                self.front[mv][None] @ local @ rs.bind_to_rest[mv][None])
+                at, ks, ch = self.tracks[name]
+                if at:
+                    out[:, at] = ch.sample(times[lo:hi])[:, ks]
+            local = sampling.compose_trs(ct, quat.normalize(q[lo:hi, cols]), cs)
+            t[lo:hi, cols], r[lo:hi, cols], s[lo:hi, cols] = sampling.decompose_trs(
+                self.front[cols][None] @ local @ rs.bind_to_rest[cols][None])
         return t, r, s, q
 
     def signed(self, r: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -40,7 +40,11 @@ def valid_faces(mesh: Mesh, warnings: list[str], label: str):
     keep = sizes >= 3
     degenerate = dup_faces = 0
     one_size = bool(len(sizes)) and bool((sizes == sizes[0]).all())
-    for k in ([int(sizes[0])] if one_size and keep[0] else [] if one_size else np.unique(sizes[keep]).tolist()):
+    if one_size:
+        kinds = [int(sizes[0])] if keep[0] else []
+    else:
+        kinds = np.unique(sizes[keep]).tolist()
+    for k in kinds:
         if one_size:                                  # faces of one size: their corners as they are
             faces = np.arange(len(sizes))
             rows = _sorted_rows(idx.reshape(-1, k))
