@@ -68,11 +68,15 @@ def add_vector_keys(channelbag, data_path: str, frames, values, *, group=None,
     co[:, :, 0] = frames
     co[:, :, 1] = values.T
     interp = np.full(len(frames), _INTERP[interpolation], dtype=np.int32)
-    group = _group(channelbag, group)          # looked up once for every component
+    by_name = group if isinstance(group, str) and group and _NEW_IN_GROUP else None
+    group = None if by_name is not None else _group(channelbag, group)   # looked up once for every component
     plain = keyed if keyed is not None and source_keys.keyed_plainly(interpolation) else None
     out = []
     for c in range(values.shape[1]):
-        fc = channelbag.fcurves.new(data_path, index=c)
+        if by_name is not None:
+            fc = channelbag.fcurves.new(data_path, index=c, group_name=by_name)
+        else:
+            fc = channelbag.fcurves.new(data_path, index=c)
         if group is not None:
             fc.group = group
         kp = fc.keyframe_points
@@ -84,6 +88,11 @@ def add_vector_keys(channelbag, data_path: str, frames, values, *, group=None,
             plain[(data_path, c)] = (co[c].reshape(-1), interp)
         out.append(fc)
     return out
+
+
+#: Blender 5.0's ``fcurves.new`` puts the curve in a group by name (made if need
+#: be) itself: no group lookup in Python, no assignment (4.5 has no such argument).
+_NEW_IN_GROUP = bpy.app.version >= (5, 0, 0)
 
 
 def _group(channelbag, group):
@@ -200,11 +209,14 @@ def static_channels(built: Built, clips: list[Clip]) -> dict[int, set[str]]:
     return out
 
 
-def animated_props(clip: Clip, j: int) -> set[str]:
-    out = set()
-    for prop, ch in zip(_PROPS, (clip.translation, clip.rotation, clip.scale)):
-        if j in set(ch.targets.tolist()):
-            out.add(prop)
+def keyed_channels(clip: Clip, joints: np.ndarray) -> np.ndarray:
+    """(len(joints), 3) bool: whether ``clip`` animates each joint's
+    location, rotation, scale (the order of ``_PROPS``)."""
+    out = np.zeros((len(joints), 3), dtype=bool)
+    for k, ch in enumerate((clip.translation, clip.rotation, clip.scale)):
+        on = np.zeros(len(clip.animated), dtype=bool)
+        on[ch.targets] = True
+        out[:, k] = on[joints] & clip.animated[joints]
     return out
 
 
@@ -251,25 +263,16 @@ def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) 
     baked (``baked``: their ``anim_bake.bake_clip``), since nothing else
     then sets those channels."""
     dt, dr, ds = armature_build.default_channels(built)
-    out = set()
-    for bi, j in enumerate(built.bones.tolist()):
-        for k, prop in enumerate(_PROPS):
-            still = True
-            for clip, (_, t, r, s) in zip(clips, baked):
-                if not clip.animated[j] or prop not in animated_props(clip, j):
-                    continue
-                if k == 0:
-                    off = np.abs(t[:, bi] - dt[bi]).max() / max(size, 1e-30)
-                elif k == 1:
-                    off = np.minimum(np.abs(r[:, bi] - dr[bi]), np.abs(r[:, bi] + dr[bi])).max()
-                else:
-                    off = np.abs(s[:, bi] - ds[bi]).max() / max(np.abs(ds[bi]).max(), 1e-30)
-                if not off <= 1e-9:
-                    still = False
-                    break
-            if still:
-                out.add((bi, prop))
-    return frozenset(out)
+    still = np.ones((len(built.bones), 3), dtype=bool)
+    for clip, (_, t, r, s) in zip(clips, baked):
+        keyed = keyed_channels(clip, built.bones)
+        if not keyed.any():
+            continue
+        off = np.stack((np.abs(t - dt[None]).max(axis=(0, 2)) / max(size, 1e-30),
+                        np.minimum(np.abs(r - dr[None]), np.abs(r + dr[None])).max(axis=(0, 2)),
+                        np.abs(s - ds[None]).max(axis=(0, 2)) / np.maximum(np.abs(ds).max(axis=1), 1e-30)), axis=1)
+        still &= ~keyed | (off <= 1e-9)
+    return frozenset((int(bi), _PROPS[int(k)]) for bi, k in zip(*np.nonzero(still)))
 
 
 def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict[int, set[str]],
@@ -302,8 +305,8 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
         frames, t, r, s = (channels if channels is not None
                            else anim_bake.bake_clip(built, clip, fps, room,
                                                     every_frame=mask is not None or other_modes))
-        props = {bi: animated_props(clip, j) if clip.animated[j] else set()
-                 for bi, j in enumerate(built.bones.tolist())}
+        keyed_props = keyed_channels(clip, built.bones)
+        props = {bi: {_PROPS[k] for k in np.flatnonzero(row)} for bi, row in enumerate(keyed_props)}
         wanted = {prop: [bi for bi in props if prop in props[bi] and (bi, prop) not in resting] for prop in _PROPS}
         keep = anim_bake.baked_keys(built, frames, (t, r, s), wanted, room, blended=clip.layer != "ACTION")
         for bi, j in enumerate(built.bones.tolist()):

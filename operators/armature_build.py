@@ -130,7 +130,7 @@ def rest_matrices(scene: Scene, bones: np.ndarray, parent: np.ndarray, rest_from
                     second = max(leads[k] for k in rest_far)
                     if sum(leads[k] == second for k in rest_far) == 1:
                         chain = [k for k in rest_far if leads[k] == second]
-                aims[i] = np.mean(heads[chain], axis=0)
+                aims[i] = heads[chain[0]] if len(chain) == 1 else np.mean(heads[chain], axis=0)
                 aim = aims[i] - heads[i]
             if kept[i]:
                 continue

@@ -238,6 +238,23 @@ def test_imported_curves_hold_their_end_values(bpy):
     assert all(k.interpolation == "LINEAR" for fc in curves[:50] for k in fc.keyframe_points)
 
 
+def test_imported_curves_are_grouped_by_bone(bpy):
+    """Each bone's F-curves are in one action group named after the bone,
+    as Blender's own keying groups them (the Dope Sheet and Graph Editor
+    list them per bone)."""
+    assert bpy.ops.import_scene.xfile(filepath=str(DATA / "x" / "directx-sdk" / "tiny_4anim.x")) == {"FINISHED"}
+    seen = 0
+    for act in bpy.data.actions:
+        for bag in _channelbags(act):
+            for fc in bag.fcurves:
+                bone = fc.data_path.split('"')[1]
+                assert fc.group is not None and fc.group.name == bone, (act.name, fc.data_path)
+                seen += 1
+            names = [g.name for g in bag.groups]
+            assert len(names) == len(set(names))
+    assert seen > 1000
+
+
 def _channelbags(action):
     for layer in action.layers:
         for strip in layer.strips:
