@@ -437,6 +437,14 @@ def _distinct_at_least(values: np.ndarray, n: int) -> bool:
     return len(np.unique(values[:8 * n])) >= n or (len(values) > 8 * n and len(np.unique(values)) >= n)
 
 
+def _set_input(node, name: str, value) -> None:
+    """A node input's default value, set only when it changes (each set
+    updates the node tree: about 30 microseconds, even to the same value)."""
+    sock = node.inputs[name]
+    if not np.array_equal(np.asarray(sock.default_value, dtype=np.float32), np.asarray(value, dtype=np.float32)):
+        sock.default_value = value
+
+
 def make_material(mat: Material, filepath: str, images: textures.ImageCache, warnings: list[str]):
     """Principled BSDF from a scene material."""
     out = bpy.data.materials.new(mat.name)
@@ -447,28 +455,28 @@ def make_material(mat: Material, filepath: str, images: textures.ImageCache, war
     if bsdf is None:
         bsdf = nt.nodes.new("ShaderNodeBsdfPrincipled")
     rgba = tuple(float(x) for x in np.asarray(mat.color, dtype=np.float64)[:4])
-    bsdf.inputs["Base Color"].default_value = rgba
-    bsdf.inputs["Alpha"].default_value = rgba[3]
+    _set_input(bsdf, "Base Color", rgba)
+    _set_input(bsdf, "Alpha", rgba[3])
     out.diffuse_color = rgba
     power = max(float(mat.specular_power), 0.0)
-    bsdf.inputs["Roughness"].default_value = float(np.sqrt(2.0 / (power + 2.0)))
+    _set_input(bsdf, "Roughness", float(np.sqrt(2.0 / (power + 2.0))))
     spec = np.asarray(mat.specular, dtype=np.float64).reshape(-1)[:3]
     level = float(np.clip(spec.max() if len(spec) else 0.0, 0.0, 1.0))
     for label in ("Specular IOR Level", "Specular"):
         if label in bsdf.inputs:
-            bsdf.inputs[label].default_value = 0.5 * level
+            _set_input(bsdf, label, 0.5 * level)
             break
     if "Specular Tint" in bsdf.inputs and level > 0:
         try:
-            bsdf.inputs["Specular Tint"].default_value = (*[float(x) for x in spec / level], 1.0)
+            _set_input(bsdf, "Specular Tint", (*[float(x) for x in spec / level], 1.0))
         except (TypeError, ValueError):
             pass
     em = np.asarray(mat.emissive, dtype=np.float64).reshape(-1)[:3]
     if em.any():
         key_in = "Emission Color" if "Emission Color" in bsdf.inputs else "Emission"
-        bsdf.inputs[key_in].default_value = (*[float(x) for x in em], 1.0)
+        _set_input(bsdf, key_in, (*[float(x) for x in em], 1.0))
         if "Emission Strength" in bsdf.inputs:
-            bsdf.inputs["Emission Strength"].default_value = 1.0
+            _set_input(bsdf, "Emission Strength", 1.0)
     if rgba[3] < 1.0:
         # see-through in Eevee (render method), Workbench and Eevee Legacy (blend mode); Cycles reads
         # the Alpha input. (The scene's alpha is what the file's runtime shows: .X alpha 0 is opaque.)
