@@ -102,6 +102,20 @@ def test_automatic_time_base_on_crafted_key_times(tracks, tps, want):
     assert got.ticks_per_second == (None if want == "FRAMES" else float(tps or 4800))
 
 
+def test_key_gaps_are_each_tracks_own_in_any_order():
+    """The gaps between a track's distinct times, whatever order its keys
+    are stored in, never across two tracks; first and last over all."""
+    rng = np.random.default_rng(5)
+    for _ in range(100):
+        tracks = [rng.integers(0, 40, size=int(rng.integers(1, 8))).astype(float)
+                  for _ in range(int(rng.integers(1, 5)))]
+        want = np.concatenate([np.diff(np.unique(t)) for t in tracks])
+        first, last, gaps = tb.key_gaps(_file(tracks))
+        assert np.array_equal(np.sort(gaps), np.sort(want))
+        assert (first, last) == (min(t.min() for t in tracks), max(t.max() for t in tracks))
+    assert tb.key_gaps(XFile()) is None
+
+
 def test_explicit_choices():
     frames_file = _file([np.arange(221)])
     ticks_file = _file([np.arange(0, 4801, 160)])

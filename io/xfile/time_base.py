@@ -82,11 +82,14 @@ def key_gaps(xf: XFile) -> tuple[float, float, np.ndarray] | None:
         return None
     t = np.concatenate(times)
     track = np.repeat(np.arange(len(times)), [len(x) for x in times])
-    order = np.lexsort((t, track))
-    t, track = t[order], track[order]
-    distinct = np.concatenate(([True], (t[1:] != t[:-1]) | (track[1:] != track[:-1])))
-    t, track = t[distinct], track[distinct]
-    return float(t.min()), float(t.max()), np.diff(t)[track[1:] == track[:-1]]
+    gaps = np.diff(t)[track[1:] == track[:-1]]
+    if not (gaps > 0).all():        # a track not in increasing order: sort each, drop repeated times
+        order = np.lexsort((t, track))
+        t, track = t[order], track[order]
+        distinct = np.concatenate(([True], (t[1:] != t[:-1]) | (track[1:] != track[:-1])))
+        t, track = t[distinct], track[distinct]
+        gaps = np.diff(t)[track[1:] == track[:-1]]
+    return float(t.min()), float(t.max()), gaps
 
 
 def automatic(xf: XFile) -> tuple[str, str]:
