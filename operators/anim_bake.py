@@ -213,8 +213,7 @@ def budget(built: Built, size: float | None = None) -> Budget:
     J = len(sk)
     reach = np.zeros(J)
     moved = np.zeros(J, dtype=bool)
-    points = (np.zeros((0, 3)) if not scene.meshes else built.default_points if built.default_points is not None
-              else oracle.default_points(scene))
+    points = built.default_points if built.default_points is not None else oracle.default_points(scene)
     start = 0
     for m in scene.meshes:
         p = points[start:start + len(m.positions)]

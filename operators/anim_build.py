@@ -57,6 +57,11 @@ def assign_action(id_data, action, slot) -> None:
     ad.action_slot = slot
 
 
+#: Blender 5.0's ``fcurves.new`` puts the curve in a group by name (made if need
+#: be) itself: no group lookup in Python, no assignment (4.5 has no such argument).
+_NEW_IN_GROUP = bpy.app.version >= (5, 0, 0)
+
+
 def add_vector_keys(channelbag, data_path: str, frames, values, *, group=None,
                     interpolation: str = "LINEAR", keyed: dict | None = None) -> list:
     """One F-curve per component of ``values`` (K, C), each with K keys set
@@ -88,11 +93,6 @@ def add_vector_keys(channelbag, data_path: str, frames, values, *, group=None,
             plain[(data_path, c)] = (co[c].reshape(-1), interp)
         out.append(fc)
     return out
-
-
-#: Blender 5.0's ``fcurves.new`` puts the curve in a group by name (made if need
-#: be) itself: no group lookup in Python, no assignment (4.5 has no such argument).
-_NEW_IN_GROUP = bpy.app.version >= (5, 0, 0)
 
 
 def _group(channelbag, group):
@@ -305,16 +305,16 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
         frames, t, r, s = (channels if channels is not None
                            else anim_bake.bake_clip(built, clip, fps, room,
                                                     every_frame=mask is not None or other_modes))
-        keyed_props = keyed_channels(clip, built.bones)
-        props = {bi: {_PROPS[k] for k in np.flatnonzero(row)} for bi, row in enumerate(keyed_props)}
-        wanted = {prop: [bi for bi in props if prop in props[bi] and (bi, prop) not in resting] for prop in _PROPS}
+        animates = keyed_channels(clip, built.bones)
+        wanted = {prop: [bi for bi in np.flatnonzero(animates[:, k]).tolist() if (bi, prop) not in resting]
+                  for k, prop in enumerate(_PROPS)}
         keep = anim_bake.baked_keys(built, frames, (t, r, s), wanted, room, blended=clip.layer != "ACTION")
         for bi, j in enumerate(built.bones.tolist()):
             bone = built.bone_names[j]
-            for prop, vals in zip(_PROPS, (t[:, bi], _wxyz(r[:, bi]), s[:, bi])):
+            for k, (prop, vals) in enumerate(zip(_PROPS, (t[:, bi], _wxyz(r[:, bi]), s[:, bi]))):
                 if (bi, prop) in resting:
                     continue
-                if prop in props[bi]:
+                if animates[bi, k]:
                     rows = (mask[:, j] if mask is not None and prop == "rotation_quaternion"
                             else slice(None) if prop == "rotation_quaternion"
                             and modes[bone] != rotation_modes.QUATERNION

@@ -21,7 +21,7 @@ import numpy as np
 from mathutils import Matrix
 
 from ..core import quat, rig
-from . import metadata, rotation_modes
+from . import metadata, rotation_modes, source_keys
 from .armature_build import scale_on_axes, still_heads
 from .armature_extract import Rig
 
@@ -82,12 +82,9 @@ def _rig_actions(arm_obj) -> list:
 def _curves(action, bone: str) -> dict[str, dict[int, object]]:
     prefix = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].'
     out: dict[str, dict[int, object]] = {}
-    for layer in action.layers:
-        for strip in layer.strips:
-            for bag in strip.channelbags:
-                for fc in bag.fcurves:
-                    if fc.data_path.startswith(prefix):
-                        out.setdefault(fc.data_path[len(prefix):], {})[fc.array_index] = fc
+    for fc in source_keys.fcurves(action):
+        if fc.data_path.startswith(prefix):
+            out.setdefault(fc.data_path[len(prefix):], {})[fc.array_index] = fc
     return out
 
 

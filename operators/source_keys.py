@@ -37,14 +37,16 @@ def rig_token(arm_obj, create: bool = False) -> str:
     return str(tok or "")
 
 
-def fcurves(action) -> list:
-    """Every F-curve of an action (any layer, strip and slot)."""
-    out = []
+def channelbags(action):
+    """Every channelbag of an action (any layer, strip and slot)."""
     for layer in action.layers:
         for strip in layer.strips:
-            for bag in strip.channelbags:
-                out.extend(bag.fcurves)
-    return out
+            yield from strip.channelbags
+
+
+def fcurves(action) -> list:
+    """Every F-curve of an action (any layer, strip and slot)."""
+    return [fc for bag in channelbags(action) for fc in bag.fcurves]
 
 
 #: Interpolation codes (``Keyframe.interpolation`` through ``foreach_get``).
@@ -88,10 +90,6 @@ def _header(h, path: str, index: int, n: int, extrapolation: str, mute: bool, mo
     h.update(f"{path}\0{index}\0{n}\0{extrapolation}\0{mute}\0{mods}\0".encode("utf-8", "surrogatepass"))
 
 
-def _curve_count(action) -> int:
-    return sum(len(bag.fcurves) for layer in action.layers for strip in layer.strips for bag in strip.channelbags)
-
-
 def fingerprint(action, keyed: dict | None = None, cycles: bool | None = None) -> str:
     """A digest of everything of the action's F-curves that changes what
     they play: paths, indices, keys (frames, values, interpolation; handles
@@ -105,7 +103,7 @@ def fingerprint(action, keyed: dict | None = None, cycles: bool | None = None) -
     more when ``cycles``): the digest is made of them without reading the
     curves (the same digest as reading them: tested)."""
     h = hashlib.sha1()
-    if keyed is not None and cycles is not None and len(keyed) == _curve_count(action):
+    if keyed is not None and cycles is not None and len(keyed) == sum(len(bag.fcurves) for bag in channelbags(action)):
         for path, index in sorted(keyed):
             co, interpolation = keyed[(path, index)]
             n = len(interpolation)
