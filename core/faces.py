@@ -128,3 +128,92 @@ def agreeing_normals(normals: np.ndarray, positions: np.ndarray, sizes: np.ndarr
     out[fix] = m
     changed[fix] = back | low
     return out, changed
+
+
+def _starts(sizes: np.ndarray) -> np.ndarray:
+    starts = np.zeros(len(sizes), dtype=np.int64)
+    if len(sizes) > 1:
+        np.cumsum(sizes[:-1], out=starts[1:])
+    return starts
+
+
+def _ear_clip(pts: np.ndarray, normal: np.ndarray) -> list[tuple[int, int, int]]:
+    """Triangles (local corner indices, winding kept) of one simple polygon
+    ``pts`` (k, 3) with Newell normal ``normal``, by ear clipping in its plane
+    (a degenerate polygon falls back to a fan)."""
+    k = len(pts)
+    axis = int(np.argmax(np.abs(normal)))
+    uv = np.delete(pts, axis, axis=1)
+    if normal[axis] < 0:                    # keep the winding counter-clockwise in the plane
+        uv = uv[:, ::-1]
+    left = list(range(k))
+    out: list[tuple[int, int, int]] = []
+
+    def area2(a, b, c) -> float:
+        return float((uv[b, 0] - uv[a, 0]) * (uv[c, 1] - uv[a, 1]) - (uv[b, 1] - uv[a, 1]) * (uv[c, 0] - uv[a, 0]))
+
+    guard = 0
+    while len(left) > 3 and guard < k * k:
+        guard += 1
+        n = len(left)
+        for i in range(n):
+            a, b, c = left[i - 1], left[i], left[(i + 1) % n]
+            if area2(a, b, c) <= 0:
+                continue
+            if any(p not in (a, b, c) and area2(a, b, p) >= 0 and area2(b, c, p) >= 0 and area2(c, a, p) >= 0
+                   for p in left):
+                continue
+            out.append((a, b, c))
+            left.pop(i)
+            break
+        else:                               # no ear (degenerate or self-intersecting): fan the rest
+            break
+    out += [(left[0], left[i], left[i + 1]) for i in range(1, len(left) - 1)]
+    return out
+
+
+def triangulate(positions: np.ndarray, sizes: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every face as triangles with its own winding: (pick (3T,), face (T,)),
+    ``pick`` the corners (indices into ``corners``) of each triangle and
+    ``face`` the face each comes from, so per-corner data follows by
+    indexing. Triangles stay; a quad is split along its shorter diagonal (as
+    Blender's Triangulate modifier by default); a larger face is a fan from
+    its first corner when it is convex, else cut by ear clipping."""
+    p = np.asarray(positions, dtype=np.float64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    corners = np.asarray(corners, dtype=np.int64)
+    starts = _starts(sizes)
+    picks, faces = [], []
+    tri = np.flatnonzero(sizes == 3)
+    if len(tri):
+        picks.append((starts[tri][:, None] + np.arange(3)).reshape(-1))
+        faces.append(tri)
+    quad = np.flatnonzero(sizes == 4)
+    if len(quad):
+        c = starts[quad][:, None] + np.arange(4)
+        q = p[corners[c]]
+        d02 = np.einsum("ij,ij->i", q[:, 2] - q[:, 0], q[:, 2] - q[:, 0])
+        d13 = np.einsum("ij,ij->i", q[:, 3] - q[:, 1], q[:, 3] - q[:, 1])
+        split13 = d13 < d02
+        local = np.where(split13[:, None], [1, 2, 3, 1, 3, 0], [0, 1, 2, 0, 2, 3])
+        picks.append((starts[quad][:, None] + local).reshape(-1))
+        faces.append(np.repeat(quad, 2))
+    for k in np.unique(sizes[sizes > 4]).tolist():
+        big = np.flatnonzero(sizes == k)
+        c = starts[big][:, None] + np.arange(k)
+        q = p[corners[c]]                                   # (n, k, 3)
+        normal = cross(q, np.roll(q, -1, axis=1)).sum(axis=1)
+        turn = cross(np.roll(q, -1, axis=1) - q, np.roll(q, -2, axis=1) - np.roll(q, -1, axis=1))
+        convex = (np.einsum("nkj,nj->nk", turn, normal) >= 0).all(axis=1)
+        fan = np.stack([np.zeros(k - 2, dtype=np.int64), np.arange(1, k - 1), np.arange(2, k)], axis=1).reshape(-1)
+        picks.append((starts[big[convex]][:, None] + fan).reshape(-1))
+        faces.append(np.repeat(big[convex], k - 2))
+        for i in np.flatnonzero(~convex).tolist():          # concave faces: few, one at a time
+            local = np.asarray(_ear_clip(q[i], normal[i]), dtype=np.int64).reshape(-1)
+            picks.append(starts[big[i]] + local)
+            faces.append(np.full(len(local) // 3, big[i], dtype=np.int64))
+    if not picks:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    pick, face = np.concatenate(picks), np.concatenate(faces)
+    order = np.argsort(face, kind="stable")                 # triangles in face order
+    return pick.reshape(-1, 3)[order].reshape(-1), face[order]

@@ -335,3 +335,32 @@ def linear_blend(positions: np.ndarray, matrices: np.ndarray, influences: Influe
     """
     job = SkinJob(positions, influences, policy, normals=normals, threads=threads)
     return job.run(matrices, normal_matrices)
+
+
+def limit_influences(vertex, joint, weight, limit: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Sparse (vertex, joint, weight) triples with at most ``limit`` joints
+    per vertex (0: no limit): each vertex keeps its strongest weights
+    (triples of one (vertex, joint) pair summed first), scaled so that they
+    add up to what all of its weights did. Returns (vertex, joint, weight,
+    the vertices that lost weights)."""
+    vertex = np.asarray(vertex, dtype=np.int64)
+    joint = np.asarray(joint, dtype=np.int64)
+    weight = np.asarray(weight, dtype=np.float64)
+    if limit <= 0 or not len(vertex):
+        return vertex, joint, weight, np.zeros(0, dtype=np.int64)
+    n_j = int(joint.max()) + 1
+    pair, inv = np.unique(vertex * n_j + joint, return_inverse=True)
+    summed = np.bincount(inv, weights=weight, minlength=len(pair))
+    v, j = pair // n_j, pair % n_j
+    if np.bincount(v).max() <= limit:
+        return vertex, joint, weight, np.zeros(0, dtype=np.int64)
+    order = np.lexsort((-summed, v))                        # by vertex, strongest first
+    v, j, w = v[order], j[order], summed[order]
+    first = np.concatenate(([True], v[1:] != v[:-1]))
+    rank = np.arange(len(v)) - np.maximum.accumulate(np.where(first, np.arange(len(v)), 0))
+    keep = rank < limit
+    total = np.bincount(v, weights=w)
+    kept = np.bincount(v[keep], weights=w[keep], minlength=len(total))
+    scale = np.divide(total, kept, out=np.ones_like(total), where=kept != 0)
+    lost = np.unique(v[~keep])
+    return v[keep], j[keep], w[keep] * scale[v[keep]], lost

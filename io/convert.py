@@ -139,6 +139,7 @@ class Outcome:
     written: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)      # what needs no action (how the up axis was decided)
+    results: list[str] = field(default_factory=list)    # what the write made that the user needs (frame ranges)
     error: str = ""                 # one line; empty when the files were written
     loss: float | None = None       # the largest deviation reported, fraction of the model size
     where: str = ""                 # where it happens ("Walk, frame 12")
@@ -183,6 +184,7 @@ def convert_files(inputs: list[str], output: str, *, fps: float = 24.0, read_opt
                      f"please report it with the file")
     out.warnings = [one_line(w) for w in warnings]
     out.notes = [one_line(n) for n in warnings.notes]
+    out.results = [one_line(n) for n in warnings.results]
     worst = largest_deviation(warnings)
     if worst is not None:
         out.loss, out.where = worst.figure, worst.where
@@ -242,6 +244,8 @@ def run(args) -> int:
         print(f"note: {one_line(n)}", file=sys.stderr)
     for p in out.written:
         print(f"wrote {p}")
+    for r in out.results:
+        print(r)
     line = out.loss_line(limit(args))
     if out.over(limit(args)):
         print(f"error: {line} (exit {EXIT_LOSS})", file=sys.stderr)

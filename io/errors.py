@@ -71,6 +71,10 @@ class Warnings(list):
     * :meth:`group`: one of several findings of one cause: a single line per
       cause, "cause (count): name, name, ...; fix", updated as items come.
 
+    Beside them, :attr:`results` holds what a write made that the user needs
+    to know (the frame ranges of a timeline): shown with the summary, not as
+    a warning.
+
     It keeps the first ``limit`` messages; past them it only counts, and its
     last line says how many were left out, so a hostile file that would
     produce millions of warnings costs one counter, not millions of strings.
@@ -84,6 +88,7 @@ class Warnings(list):
         self.limit = limit
         self.dropped = 0
         self.notes: list[str] = []
+        self.results: list[str] = []
         self._groups: dict[tuple[str, str, bool], _Group] = {}
         self.extend(items)
 
@@ -136,6 +141,7 @@ class Warnings(list):
             for i, m in enumerate(messages.notes):
                 if i not in lines[True]:
                     self.note(m)
+            self.results.extend(messages.results)
             for (cause, fix, is_note), g in messages._groups.items():
                 for item in g.seen:
                     self.group(cause, item, fix=fix, note=is_note)
@@ -161,6 +167,13 @@ def note(warnings, message: str) -> None:
     list, as tests pass, does not collect notes)."""
     if isinstance(warnings, Warnings):
         warnings.note(message)
+
+
+def result(warnings, message: str) -> None:
+    """What a write made that the user needs to know (``Warnings.results``;
+    a plain list, as tests pass, does not collect it)."""
+    if isinstance(warnings, Warnings):
+        warnings.results.append(message)
 
 
 def group(warnings, cause: str, item: str, *, fix: str = "", note: bool = False) -> None:

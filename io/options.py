@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 from dataclasses import dataclass
 
@@ -36,7 +37,7 @@ class Option:
     property's name); the kind follows from ``items`` (an enum: (value,
     label, description) each, e.g. a first item ("AUTO", "Automatic", ...)
     as the default) or else from the type of ``default`` (bool, int,
-    float). ``panel`` is the operator section it is drawn in ("Transform",
+    float, or str: a file path, "" for none). ``panel`` is the operator section it is drawn in ("Transform",
     "Armature", "Animation", "Include", "File"; another name gets a section
     of its own). ``flags`` are its command-line flags, the first one the
     main one (default: ``--`` and the id with dashes); ``aliases`` more
@@ -53,6 +54,9 @@ class Option:
     panel: str = ""
     flags: tuple[str, ...] = ()
     aliases: tuple[tuple[str, str], ...] = ()
+    #: ``convert`` offers it under its own flags too (not only ``--input-...``): an input
+    #: option no output format has
+    unprefixed: bool = False
 
     def __post_init__(self):
         if not self.id.isidentifier():
@@ -65,11 +69,13 @@ class Option:
 
     @property
     def kind(self) -> str:
-        """"enum", "bool", "int" or "float"."""
+        """"enum", "bool", "int", "float" or "path"."""
         if self.items:
             return "enum"
         if isinstance(self.default, bool):
             return "bool"
+        if isinstance(self.default, str):
+            return "path"
         return "int" if isinstance(self.default, int) else "float"
 
     @property
@@ -93,6 +99,10 @@ class Option:
             if text.lower() not in spelled:
                 raise OptionError(f"{what}: {text!r} is not one of {', '.join(self.choices)}")
             return spelled[text.lower()]
+        if kind == "path":
+            if not isinstance(v, (str, os.PathLike)) or "\0" in str(v):
+                raise OptionError(f"{what}: {v!r} is not a file path")
+            return str(v)
         if kind == "bool":
             if not isinstance(v, (bool, int)):
                 raise OptionError(f"{what}: {v!r} is not true or false")
@@ -195,12 +205,14 @@ def add_flags(parser, sources, *, prefix: str = "") -> None:
         if len(switch) > 1:
             raise ValueError(f"flag {main} is a switch for one format and takes a value for another")
         flags = list(dict.fromkeys(_flag(prefix, f) for _, spec in users for f in spec.cli_flags))
+        if prefix and all(spec.unprefixed for _, spec in users):
+            flags += [f for _, spec in users for f in spec.cli_flags if f not in flags]
         text = "; ".join(f"{label}: {_help(spec)}" for label, spec in users).replace("%", "%%")
         dest = _dest(prefix, users[0][1])
         if switch == {True}:
             parser.add_argument(*flags, dest=dest, action=argparse.BooleanOptionalAction, default=None, help=text)
         else:
-            metavar = "CHOICE" if users[0][1].kind == "enum" else "N"
+            metavar = {"enum": "CHOICE", "path": "FILE"}.get(users[0][1].kind, "N")
             parser.add_argument(*flags, dest=dest, default=None, metavar=metavar, help=text)
 
 

@@ -358,6 +358,8 @@ def _prop(spec):
     if spec.kind == "float":
         return FloatProperty(min=spec.min if spec.min is not None else -1e30,
                              max=spec.max if spec.max is not None else 1e30, **kw)
+    if spec.kind == "path":
+        return StringProperty(subtype="FILE_PATH", **kw)
     return BoolProperty(**kw)
 
 

@@ -159,7 +159,9 @@ def summary(head: str, warnings, details: list[str] | None = None) -> str:
     """The one line the user sees (Blender's status bar, the command
     line's last line): ``head``, ``details`` in parentheses, and the
     number of warnings with the first one."""
-    line = head + (f" ({', '.join(details)})" if details else "")
+    parts = [", ".join(details)] if details else []
+    parts += getattr(warnings, "results", [])           # what the user needs of an export (frame ranges)
+    line = head + (f" ({'; '.join(parts)})" if parts else "")
     n = len(warnings)
     if n == 1:
         line += f"; 1 warning: {warnings[0]}"
@@ -325,10 +327,10 @@ def shared_values(source) -> dict:
     return out
 
 
-def save(context, target: Format, path: str, *, objects=None, axes: AxisConversion | None = None,
+def save(context, fmt: Format, path: str, *, objects=None, axes: AxisConversion | None = None,
          apply_modifiers: bool = True, export_animations: bool = True, actions: str = "OWNED", bake: bool = True,
          path_mode: str = "AUTO", **writer_options) -> tuple[list[str], list[str]]:
-    """Export ``objects`` (default: the view layer's) as ``target``'s
+    """Export ``objects`` (default: the view layer's) as ``fmt``'s
     format (the shared options: ``io.export_options``). Returns (written
     paths, warnings)."""
     from ..io import export_options
@@ -348,7 +350,7 @@ def save(context, target: Format, path: str, *, objects=None, axes: AxisConversi
         validate(scene, scene_fps(context))
         copies = export_options.texture_paths(scene, path_mode, path, warnings=warnings)
         fps = scene_fps(context)
-        written = target.write_scene(scene, path, warnings=warnings, axes=axes, fps=fps, **writer_options)
+        written = fmt.write_scene(scene, path, warnings=warnings, axes=axes, fps=fps, **writer_options)
         export_options.copy_textures(copies, warnings)
     except ExtractError as err:
         raise IOFailed(str(err)) from None

@@ -166,7 +166,7 @@ NORMAL_FRAMES = 32
 
 
 def verify(context, objects: dict, reference: Scene, clips, frames, rel_tolerance: float = 1e-5,
-           normals: bool = False) -> Report:
+           normals: bool = False, maps: dict | None = None) -> Report:
     """Blender's evaluated meshes ``objects`` ({reference mesh index: object},
     world space) against the oracle's evaluation of ``reference`` (a fresh
     parse of the file, never read back from Blender) playing ``clips`` (None,
@@ -174,7 +174,10 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
     to play the same (active action or NLA stack). With ``normals``, the
     report also holds the normals' deviation from the runtime's skinned
     normals (information), on at most NORMAL_FRAMES of the frames. A long
-    run shows its progress on the command line (``io.progress``)."""
+    run shows its progress on the command line (``io.progress``). ``maps``:
+    {reference mesh index: (V,) the reference vertex of each of the object's
+    vertices} for objects whose vertices are the reference's split (a file
+    written with vertices split at seams and material borders)."""
     scene = context.scene
     fps = scene.render.fps / scene.render.fps_base
     frames = [float(f) for f in frames]
@@ -194,7 +197,8 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
     for k, (f, want) in enumerate(counted(f"verify {_played(clips)}", zip(frames, want_all), len(frames))):
         whole = int(np.floor(f))
         scene.frame_set(whole, subframe=float(f - whole))
-        errs = [np.linalg.norm(evaluated_world(context, objects[i]) - want[starts[i]:starts[i + 1]], axis=1)
+        errs = [np.linalg.norm(evaluated_world(context, objects[i])
+                               - want[starts[i]:starts[i + 1]][(maps or {}).get(i, slice(None))], axis=1)
                 for i in order]
         d = np.concatenate(errs) if errs else np.zeros(0)
         out.append(FrameError(f, float(d.max()) if len(d) else 0.0, float(d.mean()) if len(d) else 0.0))

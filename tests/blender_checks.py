@@ -66,8 +66,8 @@ def fps(bpy) -> float:
     return r.fps / r.fps_base
 
 
-def verify(bpy, meshes, ref, clips, frames, rel_tolerance: float = 1e-5):
-    return ext("operators.verify").verify(bpy.context, meshes, ref, clips, frames, rel_tolerance)
+def verify(bpy, meshes, ref, clips, frames, rel_tolerance: float = 1e-5, maps=None):
+    return ext("operators.verify").verify(bpy.context, meshes, ref, clips, frames, rel_tolerance, maps=maps)
 
 
 def snapshot(bpy) -> dict:

@@ -115,21 +115,47 @@ def size(points: np.ndarray) -> float:
     return float(np.linalg.norm(points.max(0) - points.min(0)))
 
 
-def match_meshes(ref, meshes: dict) -> dict:
+def split_maps(written) -> list:
+    """The VertexDuplicationIndices of each mesh of a written .X file (in
+    the reader's mesh order; None where it has none): for each vertex the
+    source vertex it was split from (an exporter splits vertices at UV seams
+    and material borders; the source's own vertex keeps its index)."""
+    from legacy_skin_io.io.xfile.reader import read_xfile
+
+    xf = read_xfile(written)
+    return [m.duplicates for m in [m for f in xf.all_frames() for m in f.meshes] + list(xf.meshes)]
+
+
+def match_meshes(ref, meshes: dict, written=None, maps: dict | None = None) -> dict:
     """{reference mesh index: object} for the mesh objects of a re-import
     (``meshes``: any keys): by name, else by a vertex count no other
-    remaining reference mesh has (an exporter may reorder meshes)."""
+    remaining reference mesh has (an exporter may reorder meshes). With
+    ``written`` (the .X file re-imported), an object with more vertices than
+    its reference mesh matches it through the file's duplication indices,
+    stored in ``maps`` ({reference mesh index: reference vertex of each of
+    the object's vertices}, for :func:`verify`)."""
     out: dict = {}
     left = dict(enumerate(ref.meshes))
     objs = list(meshes.values())
+    splits = [d for d in (split_maps(written) if written is not None else []) if d is not None]
+
+    def fits(m, o) -> bool:
+        n = len(o.data.vertices)
+        if n == len(m.positions):
+            return True
+        hit = [d for d in splits if len(d) == n and int(d.max()) + 1 == len(m.positions)]
+        if maps is not None and hit:
+            maps[next(i for i, r in enumerate(ref.meshes) if r is m)] = hit[0]
+        return bool(hit)
+
     for o in list(objs):
         hit = [i for i, m in left.items() if m.name == o.name]
-        if len(hit) == 1 and len(ref.meshes[hit[0]].positions) == len(o.data.vertices):
+        if len(hit) == 1 and fits(ref.meshes[hit[0]], o):
             out[hit[0]] = o
             del left[hit[0]]
             objs.remove(o)
     for o in objs:
-        hit = [i for i, m in left.items() if len(m.positions) == len(o.data.vertices)]
+        hit = [i for i, m in left.items() if fits(m, o)]
         assert len(hit) == 1, (o.name, len(o.data.vertices), [(m.name, len(m.positions)) for m in left.values()])
         out[hit[0]] = o
         del left[hit[0]]
@@ -144,19 +170,22 @@ def whole_frames(clip, fps_: float) -> np.ndarray:
 
 
 def verify_clips(bpy, ref, label: str, clips=None, frames_of=whole_frames, rel: float = 1e-5,
-                 track: str | None = None) -> dict:
+                 track: str | None = None, written=None) -> dict:
     """The current scene's armature playing each of ``ref``'s clips (the
     action of its NLA track, named as the clip or ``track``, made the active
     action), against ``ref``'s oracle at ``frames_of(clip, fps)``: asserts
-    each within ``rel`` of the model size and returns {clip name: Report}."""
+    each within ``rel`` of the model size and returns {clip name: Report}.
+    ``written``: the .X file re-imported (its vertices may be the
+    reference's split, :func:`match_meshes`)."""
     arm, meshes = imported(bpy)
-    objs = match_meshes(ref, meshes)
+    maps: dict = {}
+    objs = match_meshes(ref, meshes, written, maps)
     out = {}
     for clip in (ref.clips if clips is None else clips):
         play(arm, track or clip.name)
         frames = frames_of(clip, fps(bpy))
         assert len(frames)
-        rep = verify(bpy, objs, ref, clip, frames, rel)
+        rep = verify(bpy, objs, ref, clip, frames, rel, maps=maps)
         print(f"{label} {clip.name}: {rep.verdict()}")
         assert rep.ok, (label, clip.name, rep.table())
         out[clip.name] = rep

@@ -61,7 +61,8 @@ def test_rite_to_x_plays_the_rite_files(bpy, tmp_path, route):
     assert [s.name for s in xf.animation_sets] == ["walk", "wave"]
     assert sorted(f.name for f in xf.all_frames() if not f.meshes) == sorted(j.name for j in read_ram(HUMANOID).joints)
     assert bpy.ops.import_scene.xfile(filepath=str(out)) == {"FINISHED"}
-    reports = verify_clips(bpy, ref, f"humanoid -> {route} -> .x ->", frames_of=lambda c, f: frames[c.name](c, f))
+    reports = verify_clips(bpy, ref, f"humanoid -> {route} -> .x ->", frames_of=lambda c, f: frames[c.name](c, f),
+                           written=out)
     assert [len(r.frames) for r in reports.values()] == [33, 41]
 
 

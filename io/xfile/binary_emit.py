@@ -67,6 +67,11 @@ class BinaryEmitter:
         raw = name.encode("utf-8")
         return _WD.pack(TOKEN_NAME, len(raw)) + raw
 
+    def templates(self, names) -> None:
+        from .templates import binary
+
+        self._token(binary(names))
+
     def begin(self, ident: str, name: str | None = None) -> None:
         self._token(self._name(ident) + (self._name(name) if name else b"") +
                     _W.pack(TOKEN_OBRACE))

@@ -188,17 +188,21 @@ def _patches(F: int, fa, fb, parity):
     return key >> 1, key & 1
 
 
-def turned_faces(positions, sizes, corners, corner_normals, frame: np.ndarray | None = None, shown=None):
+def turned_faces(positions, sizes, corners, corner_normals, frame: np.ndarray | None = None, shown=None,
+                 joined=None):
     """(F,) bool: the faces to turn over so they show the side the file's
     normals say (see the module doc), and the space the normals were read in."""
-    turn, to_mesh = decide(positions, sizes, corners, corner_normals, frame, shown)
+    turn, to_mesh = decide(positions, sizes, corners, corner_normals, frame, shown, joined)
     return turn, _space(to_mesh)
 
 
-def decide(positions, sizes, corners, corner_normals, frame: np.ndarray | None = None, shown=None):
+def decide(positions, sizes, corners, corner_normals, frame: np.ndarray | None = None, shown=None,
+           joined=None):
     """:func:`turned_faces` with the matrix taking the stored normals into
     the mesh's space (:func:`normal_space`; None: they are in it) instead of
-    the space's name."""
+    the space's name. ``joined`` (V,): the vertex each vertex is a copy of
+    (VertexDuplicationIndices: an exporter's split at UV seams and material
+    borders), so that faces meeting across such a split share their edge."""
     sizes = np.asarray(sizes, dtype=np.int64)
     F = len(sizes)
     v, to_mesh = _votes(positions, sizes, corners, corner_normals, frame, shown)
@@ -210,7 +214,7 @@ def decide(positions, sizes, corners, corner_normals, frame: np.ndarray | None =
         v = -v
     if not (v < 0).any():
         return turn, to_mesh          # every face agrees now: nothing to make consistent
-    fa, fb, parity = _links(sizes, corners)
+    fa, fb, parity = _links(sizes, corners if joined is None else np.asarray(joined)[corners])
     if not parity.any():
         return turn, to_mesh          # the winding is consistent: the mesh decides
     label, against = _patches(F, fa, fb, parity)

@@ -6,15 +6,17 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import quat, sampling
-from ...core.faces import corner_order
 from ...scene import AxisConversion, Clip, Mesh, Scene
+from ...scene.timeline import Placement, describe, layout
 from ...scene.validate import MAX_FRAME, check_frame_count
-from ..errors import FormatError, Warnings
-from ..rows import dedupe_rows
+from ..errors import FormatError, Warnings, result
 from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, key_from_rotation, shown_alpha
 from .key_tables import MAX_KEY_TIME
+from .mesh_out import GPU_BONES, GPU_WEIGHTS, MeshOptions, xmesh
 from .model import XAnimationSet, XFile, XMaterial, XMesh
 from .names import file_names, report, text_identifier
+from .targets import DARKBASIC, DIRECTX, IRRLICHT, MATRIX_KEYS, ONE_TIMELINE, TARGETS, timeline_set
+from .templates import needed
 
 KEY_TYPES = ("TRS", "MATRIX")
 
@@ -60,7 +62,8 @@ class _SceneWriter:
     """One scene -> XFile (see :func:`xfile_from_scene`)."""
 
     def __init__(self, scene: Scene, axes: AxisConversion, warnings: list[str], *, fps: float,
-                 ticks_per_second, key_type: str, text: bool):
+                 ticks_per_second, key_type: str, text: bool, target: str = DIRECTX, max_influences: int = 0,
+                 triangulate: bool = False):
         self.scene = scene
         self.back = axes.inverse()
         self.warnings = warnings
@@ -68,6 +71,11 @@ class _SceneWriter:
         self.tps_option = ticks_per_second
         self.key_type = key_type
         self.text = text
+        self.target = target
+        self.max_influences = int(max_influences)
+        self.triangulate = bool(triangulate)
+        self.mesh_counts: dict[str, dict[str, int]] = {}    # what writing the meshes changed, per mesh
+        self.placements: list[Placement] = []       # a one-timeline target's clips on the timeline
         self.material_cache: dict[int, XMaterial] = {}
         mats = [m.name for m in scene.materials]
         self.material_names, changed = file_names(mats, text=text, fallback="material",
@@ -124,97 +132,38 @@ class _SceneWriter:
         return xm
 
     # -- meshes ------------------------------------------------------------
-    def mesh(self, m: Mesh, name: str | None, bake: np.ndarray | None) -> XMesh:
-        """An XMesh in file space. ``bake`` (scene space) is folded into the
-        vertices (a mesh whose placement under its joint has no frame)."""
-        from .model import XSkinWeights
-
-        back = self.back
-        pos = np.asarray(m.positions, dtype=np.float64).reshape(-1, 3)
-        V = len(pos)
+    def mesh(self, m: Mesh, name: str | None, bake: np.ndarray | None = None, *, on_binds: bool = False) -> XMesh:
+        """An XMesh in file space (:func:`.mesh_out.xmesh`). ``bake`` (scene
+        space) is folded into the vertices (a mesh whose placement under its
+        joint has no frame); ``on_binds``: a skinned mesh in model space on
+        the skeleton's binds (one offset per joint, as Irrlicht keeps)."""
         sizes = np.asarray(m.face_sizes, dtype=np.int64).reshape(-1)
-        corners = np.asarray(m.corners, dtype=np.int64).reshape(-1)
-        L = len(corners)
-        normals = None if m.normals is None else np.asarray(m.normals, dtype=np.float64).reshape(-1, 3)
-        ib = None if m.skin is None else np.asarray(m.skin.inverse_bind, dtype=np.float64).reshape(-1, 4, 4)
-        if bake is not None:
-            pos = pos @ bake[:3, :3].T + bake[:3, 3]
-            if normals is not None:
-                normals = normals @ np.linalg.inv(bake[:3, :3])
-            if ib is not None:
-                ib = ib @ np.linalg.inv(bake)
-        pos = back.points(pos)
-        # corners in file order (each face reversed when the conversion mirrors)
-        src = corner_order(sizes, self.reversed_faces(m, sizes))   # file corner k = scene corner src[k]
-        # .X keeps UVs per vertex: split vertices whose corners carry different UVs
-        uvs = None if m.uvs is None else np.asarray(m.uvs, dtype=np.float64).reshape(-1, 2)
-        if uvs is not None and L:
-            uniq, inv = dedupe_rows(np.concatenate((corners[:, None].astype(np.float64), uvs), axis=1))
-            uv_vertex = uniq[:, 0].astype(np.int64)
-            first = np.full(len(uniq), L, dtype=np.int64)
-            np.minimum.at(first, inv, np.arange(L))
-            order = np.lexsort((first, uv_vertex))
-            is_first = np.ones(len(order), dtype=bool)
-            is_first[1:] = uv_vertex[order][1:] != uv_vertex[order][:-1]
-            new_index = np.empty(len(uniq), dtype=np.int64)
-            new_index[order[is_first]] = uv_vertex[order[is_first]]
-            extra = order[~is_first]
-            new_index[extra] = V + np.arange(len(extra))
-            vmap = np.concatenate((np.arange(V), uv_vertex[extra]))
-            corner_vertex = new_index[inv]
-        else:
-            vmap = np.arange(V)
-            corner_vertex = corners
-        NV = len(vmap)
-        xm = XMesh(name=name, positions=pos[vmap], face_sizes=sizes.copy(), face_indices=corner_vertex[src])
-        if normals is not None and L:
-            n = back.directions(normals)
-            length = np.linalg.norm(n, axis=1, keepdims=True)
-            n = n / np.where(length > 0, length, 1.0)
-            xn, n_idx = dedupe_rows(n)
-            xm.normals = xn
-            xm.normal_face_sizes = sizes.copy()
-            xm.normal_face_indices = n_idx[src]
-        if uvs is not None:
-            rep = np.full(NV, -1, dtype=np.int64)
-            rep[corner_vertex] = np.arange(L)
-            u = np.zeros((NV, 2))
-            has = rep >= 0
-            u[has] = uvs[rep[has]]
-            u[:, 1] = 1.0 - u[:, 1]
-            xm.uvs = u
-        if m.colors is not None and len(m.colors) == V:
-            c = np.ones((V, 4))
-            cc = np.asarray(m.colors, dtype=np.float64).reshape(V, -1)[:, :4]
-            c[:, :cc.shape[1]] = cc
-            xm.vertex_colors = c[vmap]
-        if m.materials:
-            xm.materials = [self.material(int(i)) for i in m.materials]
-            fm = np.zeros(len(sizes), dtype=np.int64) if m.face_materials is None else \
-                np.asarray(m.face_materials, dtype=np.int64).reshape(-1)
-            xm.material_indices = np.clip(fm, 0, len(m.materials) - 1)
-        if m.skin is not None and self.names:
-            sk = m.skin
-            wv = np.asarray(sk.vertex, dtype=np.int64)
-            wj = np.asarray(sk.joint, dtype=np.int64)
-            ww = np.asarray(sk.weight, dtype=np.float64)
-            if NV > V:      # split vertices carry their source's weights
-                order = np.argsort(vmap, kind="stable")
-                count = np.bincount(vmap, minlength=V)
-                first = np.concatenate(([0], np.cumsum(count)[:-1]))
-                rep_n = count[wv]
-                pick = np.repeat(first[wv], rep_n) + (np.arange(int(rep_n.sum())) - np.repeat(
-                    np.cumsum(rep_n) - rep_n, rep_n))
-                wv, wj, ww = order[pick], np.repeat(wj, rep_n), np.repeat(ww, rep_n)
-            offsets = col(back.matrices(ib))
-            for k, j in enumerate(np.asarray(sk.joints, dtype=np.int64).tolist()):
-                sel = np.flatnonzero(wj == j)
-                if not len(sel):        # a joint that moves no vertex: no block (assimp cannot read an empty one)
-                    continue
-                sel = sel[np.argsort(wv[sel], kind="stable")]
-                xm.skin_weights.append(XSkinWeights(frame_name=self.names[j], vertex_indices=wv[sel],
-                                                    weights=ww[sel], matrix_offset=offsets[k].copy()))
+        sk = self.scene.skeleton
+        bind = sk.bind if on_binds and sk is not None else None
+        placed_at = None
+        if bind is not None:
+            placed_at = np.asarray(m.matrix, dtype=np.float64)
+            if m.parent >= 0:
+                placed_at = sk.world()[int(m.parent)] @ placed_at
+        xm, rep = xmesh(m, name, self.mesh_options(bind), self.reversed_faces(m, sizes), self.material,
+                        bake=bake, placed_at=placed_at)
+        label = m.name or name or "mesh"
+        for what, n in (("limited", rep.limited), ("conflicts", rep.conflicts), ("over_gpu", rep.over_gpu)):
+            if n:
+                self.mesh_counts.setdefault(what, {})[label] = n
+        if self.target == DARKBASIC and rep.bones > GPU_BONES:
+            self.mesh_counts.setdefault("bones", {})[label] = rep.bones
         return xm
+
+    def mesh_options(self, bind) -> MeshOptions:
+        sk = self.scene.skeleton
+        size = 1.0
+        if sk is not None and len(sk):
+            size = max(size, float(np.ptp(sk.world()[:, :3, 3], axis=0).max()))
+        pts = [np.asarray(m.positions).reshape(-1, 3) for m in self.scene.meshes if len(m.positions)]
+        if pts:
+            size = max(size, float(np.ptp(np.concatenate(pts), axis=0).max()))
+        return MeshOptions(self.back, self.names, self.target, self.triangulate, self.max_influences, bind, size)
 
     def reversed_faces(self, m: Mesh, sizes: np.ndarray) -> np.ndarray:
         """(F,) bool: the faces whose corners are written in reverse: all when
@@ -249,15 +198,22 @@ class _SceneWriter:
                 name = None
             if name is not None:
                 used_mesh.add(name)
-            if parent >= 0:
+            on_binds = self.target == IRRLICHT and m.skin is not None and bool(frames)
+            if on_binds:        # in model space, in a frame of its own (Irrlicht ignores it for a skinned mesh)
+                matrix = np.eye(4)
+            if parent >= 0 and not on_binds:
                 bake = None if _is_identity(matrix) else matrix
                 frames[parent].meshes.append(self.mesh(m, name, bake))
-            elif _is_identity(matrix) or (m.parent >= 0 and not frames):
+            elif not frames and (_is_identity(matrix) or m.parent >= 0):
                 xf.meshes.append(self.mesh(m, name, None))
-            else:       # a frame of its own; an unnamed mesh reads back with the frame's name
+            else:
+                # a frame of its own (beside the skeleton, as DirectX exporters place a skinned mesh: readers
+                # such as Panda3D's skip top-level meshes of a file with frames); an unnamed mesh reads back
+                # with the frame's name
                 fname = file_names([name or f"mesh{mi}"], text=False, fallback="mesh", taken=taken)[0][0]
+                taken.add(fname)
                 fr = XFrame(fname, col(self.back.matrices(matrix)),
-                            meshes=[self.mesh(m, None if name == fname else name, None)])
+                            meshes=[self.mesh(m, None if name == fname else name, None, on_binds=on_binds)])
                 xf.frames.append(fr)
 
     # -- animation ---------------------------------------------------------
@@ -385,11 +341,64 @@ class _SceneWriter:
             aset.animations.append(anim)
         return aset
 
+    def report_meshes(self) -> None:
+        """One line per kind of change writing the meshes made (:class:`.mesh_out.MeshReport`)."""
+        def each(what: str) -> tuple[int, str]:
+            counts = self.mesh_counts.get(what, {})
+            return sum(counts.values()), ", ".join(f"{n!r} {k}" for n, k in list(counts.items())[:8])
+
+        n, where = each("limited")
+        if n:
+            self.warnings.append(f"Max Influences {self.max_influences}: {n} vertices kept their {self.max_influences} "
+                                 f"strongest bone weights, renormalised ({where})")
+        n, where = each("conflicts")
+        if n:
+            self.warnings.append(f"Irrlicht keeps one bind per bone: {n} vertices of meshes bound differently "
+                                 f"cannot follow their bones exactly ({where})")
+        n, where = each("over_gpu")
+        if n:
+            self.warnings.append(f"{n} vertices have more than {GPU_WEIGHTS} bone weights, which DarkBASIC's and FPS "
+                                 f"Creator's bone shaders do not skin ({where}): set Max Influences to {GPU_WEIGHTS}")
+        n, where = each("bones")
+        if n:
+            self.warnings.append(f"meshes skinned by more than {GPU_BONES} bones, which DarkBASIC's and FPS Creator's "
+                                 f"bone shaders do not skin: {where}")
+
+    def timeline(self, xf: XFile) -> None:
+        """Every clip on one frame-numbered timeline (a one-timeline target:
+        :mod:`.targets`), ``AnimTicksPerSecond`` the frame rate it plays at."""
+        for clip in self.scene.clips:
+            check_frame_count(clip, self.fps, MAX_FRAME)     # before sampling every frame
+        self.placements = layout(self.scene.clips, self.fps, self.warnings)
+        check_ticks(np.array([p.end for p in self.placements], dtype=np.float64), "the timeline")
+        if self.target == DARKBASIC:
+            # as its character files: no AnimTicksPerSecond (its reader knows no such template; it plays key
+            # times as frames), matrix keys on every frame
+            xf.anim_ticks_per_second = None
+            key_type = "MATRIX"
+        else:
+            rate = float(self.tps_option or self.fps)
+            itps = max(int(round(rate)), 1)
+            if abs(itps - rate) > 1e-9:
+                self.warnings.append(f"AnimTicksPerSecond is a whole number: {itps} written for {rate:g} frames "
+                                     f"per second (key times are frame numbers either way)")
+            xf.anim_ticks_per_second = itps
+            key_type = self.key_type
+        if key_type == "MATRIX" and self.target not in MATRIX_KEYS:
+            self.warnings.append(f"{self.target.title()} reads no scale from matrix keys: written as rotation, "
+                                 f"scale and position keys")
+            key_type = "TRS"
+        xf.animation_sets = [timeline_set(self.target, self.placements, self.scene.skeleton.local, self.back,
+                                          self.names, key_type=key_type)]
+
     def file(self) -> XFile:
         xf = XFile(version="0303")
         frames = self.frames(xf)
         self.meshes(xf, frames)
-        if frames and self.scene.clips:
+        self.report_meshes()
+        if frames and self.scene.clips and self.target in ONE_TIMELINE:
+            self.timeline(xf)
+        elif frames and self.scene.clips:
             tps = self.file_ticks()
             itps = int(round(tps))
             if itps < 1 or abs(itps - tps) > 1e-9:
@@ -406,29 +415,44 @@ class _SceneWriter:
             xf.animation_sets = [self.animation_set(c, float(itps)) for c in self.scene.clips]
         elif self.scene.clips:
             self.warnings.append("the scene has animations but no skeleton: animations not written")
+        if self.target == DARKBASIC:
+            xf.templates = needed(xf)
         return xf
 
 
-def xfile_from_scene(scene: Scene, *, warnings: list[str] | None = None, fps: float = 24.0,
-                     ticks_per_second: float | None = None, key_type: str = "TRS",
-                     axes: AxisConversion | None = None, text: bool = True) -> XFile:
-    """A scene as an XFile in file space (see :func:`write_scene`). ``text``:
-    the file will be text (names are respelt; collisions are reported)."""
+def _scene_writer(scene: Scene, *, warnings: list[str] | None = None, fps: float = 24.0,
+                  ticks_per_second: float | None = None, key_type: str = "TRS", axes: AxisConversion | None = None,
+                  text: bool = True, target: str = DIRECTX, max_influences: int = 0,
+                  triangulate: bool = False) -> _SceneWriter:
     warnings = warnings if warnings is not None else Warnings()
     key_type = str(key_type).upper()
     if key_type not in KEY_TYPES:
         raise FormatError(f"key_type must be one of {', '.join(KEY_TYPES)}, not {key_type!r}")
+    target = str(target).upper()
+    if target not in TARGETS:
+        raise FormatError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
     if not (np.isfinite(fps) and fps > 0):
         raise FormatError(f"fps must be a positive number, not {fps!r}")
     if ticks_per_second is not None and not (np.isfinite(ticks_per_second) and ticks_per_second > 0):
         raise FormatError(f"ticks per second must be a positive number, not {ticks_per_second!r}")
+    if not (0 <= int(max_influences) <= 255):
+        raise FormatError(f"max influences must be 0 (no limit) to 255, not {max_influences!r}")
     return _SceneWriter(scene, writer_axes(scene, axes), warnings, fps=fps, ticks_per_second=ticks_per_second,
-                        key_type=key_type, text=text).file()
+                        key_type=key_type, text=text, target=target, max_influences=int(max_influences),
+                        triangulate=bool(triangulate))
+
+
+def xfile_from_scene(scene: Scene, **options) -> XFile:
+    """A scene as an XFile in file space (see :func:`write_scene`; its
+    options but storage and float size; ``text``: the file will be text:
+    names are respelt, collisions reported)."""
+    return _scene_writer(scene, **options).file()
 
 
 def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, storage: str = "text",
                 float_size: int | str = 32, ticks_per_second: float | None = None, fps: float = 24.0,
-                key_type: str = "TRS", axes: AxisConversion | None = None) -> list[str]:
+                key_type: str = "TRS", axes: AxisConversion | None = None, target: str = DIRECTX,
+                max_influences: int = 0, triangulate: bool = False) -> list[str]:
     """Write ``scene`` as one .X file (``storage``: text, binary,
     text_compressed or binary_compressed; 32 or 64-bit floats; the
     options of :data:`.options.EXPORT_OPTIONS`), converted back to file space
@@ -436,28 +460,49 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, storag
     it came from .X, else of :func:`default_axes`).
 
     One Frame per joint (FrameTransformMatrix = the joint's default local
-    transform); meshes under their joint's frame (top-level, or under a
-    frame of their own when placed by a matrix), vertices split where
-    corners carry different UVs, SkinWeights with matrixOffset = the inverse
-    bind. One AnimationSet per clip: a clip read from .X key for key; any
-    other clip baked at its whole frames (``tick = frame * tps / fps``).
-    ``key_type`` "TRS" (rotation, scale, position keys) or "MATRIX".
-    Written to a temporary file and renamed over ``path``. Returns [path]."""
+    transform); meshes under their joint's frame (or, with a skeleton or
+    placed by a matrix, under a frame of their own; top-level otherwise),
+    vertices split where corners carry different UVs or their faces
+    different materials, SkinWeights with matrixOffset = the inverse bind
+    (at most ``max_influences`` per vertex when above 0); every face a
+    triangle with ``triangulate``. ``target`` DIRECTX: one AnimationSet per
+    clip, a clip read from .X key for key, any other clip baked at its whole
+    frames (``tick = frame * tps / fps``), ``key_type`` "TRS" (rotation,
+    scale, position keys) or "MATRIX". A one-timeline target (IRRLICHT,
+    DARKBASIC: :mod:`.targets`): every clip on one frame-numbered timeline,
+    its frame ranges written beside the file (``STEM.ranges.json``, and for
+    IRRLICHT ``STEM.ranges.lua``) and reported. Written to a temporary file
+    and renamed over ``path``. Returns the paths written."""
     from .options import STORAGE
+    from .targets import UNCOMPRESSED
     from .writer import write_xfile
 
+    warnings = warnings if warnings is not None else Warnings()
     if storage not in STORAGE.values:
         raise FormatError(f"storage must be one of {', '.join(STORAGE.values)}, not {storage!r}", path=path)
     if str(float_size) not in ("32", "64"):        # the operator's enum gives "32" / "64"
         raise FormatError(f"float size must be 32 or 64, not {float_size!r}", path=path)
     float_size = int(float_size)
+    target = str(target).upper()
+    if target in UNCOMPRESSED and storage.endswith("_compressed"):
+        plain = storage[:-len("_compressed")]
+        warnings.append(f"{target.title()} reads no compressed .X file: written as {plain} (Storage)")
+        storage = plain
     try:
-        xf = xfile_from_scene(scene, warnings=warnings, fps=fps, ticks_per_second=ticks_per_second or None,
-                              key_type=key_type, axes=axes, text=storage.startswith("text"))
+        writer = _scene_writer(scene, warnings=warnings, fps=fps, ticks_per_second=ticks_per_second or None,
+                               key_type=key_type, axes=axes, text=storage.startswith("text"), target=target,
+                               max_influences=max_influences, triangulate=triangulate)
+        xf = writer.file()
     except FormatError as err:
         if err.path is None:
             raise FormatError(err.message, path=path) from None
         raise
     write_xfile(xf, path, storage=storage, float_size=float_size)
-    return [str(path)]
+    written = [str(path)]
+    if writer.placements:
+        from .. import ranges as range_files
 
+        written += range_files.write_beside(path, [p.range for p in writer.placements], float(fps),
+                                            lua=target == "IRRLICHT")
+        result(warnings, describe(writer.placements, float(fps)))
+    return written

@@ -38,7 +38,7 @@ MAX_INSTANCED = 1 << 24     # vertices + corners of repeated { Mesh } placements
 MAX_NAME_LENGTH = 1024      # characters of a name or string (Windows paths: < 260)
 MAX_WARNINGS = 1000
 # Known objects whose content we do not need: skipped without a warning.
-IGNORED = {"Header", "VertexDuplicationIndices", "MeshFaceWraps", "ObjectMatrixComment"}
+IGNORED = {"Header", "MeshFaceWraps", "ObjectMatrixComment"}
 # Templates of DirectX (D3DX's own, the DirectX Content Tools') that hold
 # nothing an import uses (effects, progressive-mesh data, patches, user
 # key/value pairs, camera and mesh-name annotations): skipped with a note, as

@@ -103,6 +103,8 @@ class MeshTemplates(ObjectReader):
             elif ident == "SkinWeights":
                 self.count(what, mark)
                 mesh.skin_weights.append(self.skin_weights(mesh, what))
+            elif ident == "VertexDuplicationIndices":
+                self.duplication(mesh, what)
             elif ident == "DeclData":
                 streams.update(self.decl_data(mesh, what, origins))
             elif ident == "FVFData":
@@ -135,6 +137,24 @@ class MeshTemplates(ObjectReader):
         dword = (v * stride + offset + c * component) // 4
         raise self.t.error(f"{what}: {kind} {key} of vertex {v} is not a finite 32-bit "
                            f"value ({values[v].tolist()})", self.t.mark_plus(mark, dword))
+
+    def duplication(self, mesh: XMesh, owner: str) -> None:
+        """VertexDuplicationIndices: which vertices an exporter split from
+        which. One that does not fit the mesh is a warning (it only says
+        which vertices were one)."""
+        t = self.t
+        what = f"{owner}: VertexDuplicationIndices"
+        self.begin("VertexDuplicationIndices")
+        n = t.read_count(f"{what}: count", 1)
+        n_original = t.read_int(what)
+        idx = t.read_ints(n, what).astype(np.int64)
+        self.end(what)
+        nv = len(mesh.positions)
+        if n != nv or not (0 <= n_original <= nv) or (n and (idx.min() < 0 or idx.max() >= nv)):
+            self.warn(f"{what}: {n} indices of {n_original} original vertices do not fit the mesh's {nv} "
+                      f"vertices: ignored")
+            return
+        mesh.duplicates = idx
 
     def mesh_normals(self, mesh: XMesh, owner: str) -> None:
         t = self.t

@@ -52,6 +52,9 @@ class XMesh:
     # Vertex streams from DeclData / FVFData not decoded into normals / uvs,
     # keyed by usage and index ("TANGENT0", "TEXCOORD1", ...): float64 (V, k).
     extra_streams: dict[str, np.ndarray] = field(default_factory=dict)
+    #: VertexDuplicationIndices: (V,) the original vertex each vertex is a copy of (itself
+    #: when it is one), for vertices an exporter split (at UV seams, material borders)
+    duplicates: np.ndarray | None = None
 
 
 @dataclass(eq=False)
@@ -100,6 +103,9 @@ class XFile:
     frames: list[XFrame] = field(default_factory=list)
     meshes: list[XMesh] = field(default_factory=list)
     anim_ticks_per_second: int | None = None
+    #: templates a writer declares at the top of the file (:mod:`.templates`): readers built on
+    #: the retained-mode file API (DarkBASIC Pro's) know only the basic ones
+    templates: tuple[str, ...] = ()
     animation_sets: list[XAnimationSet] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 

@@ -28,10 +28,20 @@ TICKS_PER_SECOND = Option(
     "also means Custom; 0: unset)",
     0.0, min=0.0, max=1e9, panel="Animation")
 
+#: One timeline in, named clips out: a frame-ranges file (:mod:`..ranges`: the JSON a
+#: one-timeline export writes, or a Minetest mod's Lua file) cuts the file's timeline into one
+#: clip per range (:mod:`.timeline_ranges`); without it, ``STEM.ranges.json`` beside the model
+RANGES = Option(
+    "ranges", "Frame Ranges",
+    "A file naming the animations as frame ranges of the file's timeline, one action each: a .ranges.json "
+    "(what a one-timeline export writes) or a Minetest mod's Lua file (animation tables, set_animation "
+    "calls). Empty: the model's own .ranges.json when there is one",
+    "", panel="Animation", unprefixed=True)
+
 #: ``read_scene``'s options (model import, ``import``/``verify``, ``convert``'s input)
-IMPORT_OPTIONS = (MANUAL_ORIENTATION, TIME_BASE, TICKS_PER_SECOND)
+IMPORT_OPTIONS = (MANUAL_ORIENTATION, TIME_BASE, TICKS_PER_SECOND, RANGES)
 #: ``read_clips``'s options (animations onto an existing armature)
-ANIM_IMPORT_OPTIONS = (TIME_BASE, TICKS_PER_SECOND)
+ANIM_IMPORT_OPTIONS = (TIME_BASE, TICKS_PER_SECOND, RANGES)
 
 #: ``write_scene``'s options (export, ``export``, ``convert``'s output)
 #: The storage kinds of a .X file (the writer's ``storage``).
@@ -42,7 +52,32 @@ STORAGE = Option("storage", "Storage", "How the file is stored", "text",
                         ("binary_compressed", "Binary, Compressed", "MSZIP-compressed binary: the smallest")),
                  panel="File", flags=("--storage", "--format"), aliases=(("compressed", "text_compressed"),))
 
+#: Which program the file is for (:mod:`.targets`): DirectX's own semantics, or one
+#: frame-numbered timeline the way Irrlicht (Minetest/Luanti) or DarkBASIC Pro
+#: (FPS Creator, GameGuru Classic) play it, with its frame ranges written beside it.
+TARGET = Option(
+    "target", "Target", "The program the file is for",
+    "DIRECTX",
+    items=(("DIRECTX", "DirectX", "Direct3D and D3DX: one AnimationSet per action, key times in ticks"),
+           ("IRRLICHT", "Irrlicht / Minetest",
+            "Irrlicht 1.8 and the games on it (Minetest/Luanti): every action end to end on one "
+            "frame-numbered timeline, keys on every frame, uncompressed; the frame ranges written beside "
+            "the file (.ranges.json, .ranges.lua)"),
+           ("DARKBASIC", "DarkBASIC / FPS Creator",
+            "DarkBASIC Pro, FPS Creator, GameGuru Classic: every action end to end on one frame-numbered "
+            "timeline of matrix keys on every frame, as their character files are; the frame ranges written "
+            "beside the file (.ranges.json)")),
+    panel="File")
+MAX_INFLUENCES = Option(
+    "max_influences", "Max Influences",
+    "Keep at most this many bone weights per vertex, the strongest, renormalised (0: no limit; 4 for "
+    "Direct3D 9 hardware skinning)",
+    0, min=0, max=255, panel="Geometry")
+TRIANGULATE = Option("triangulate", "Triangulate Faces", "Write every face as triangles", False,
+                     panel="Geometry")
+
 EXPORT_OPTIONS = (
+    TARGET,
     STORAGE,
     Option("float_size", "Float Size", "Precision of the numbers in the file", "32",
            items=(("32", "32-bit", "Single precision (what most programs read)"),
@@ -56,4 +91,6 @@ EXPORT_OPTIONS = (
            "Time resolution of the animation keys (AnimTicksPerSecond; 0: the time base the animations were "
            "imported with, a file's own ticks, else 4800, what DirectX and 3ds Max use)",
            0, min=0, max=1_000_000, panel="Animation"),
+    MAX_INFLUENCES,
+    TRIANGULATE,
 )

@@ -51,6 +51,11 @@ class TextEmitter:
     def getvalue(self) -> str:
         return "".join(self.out)
 
+    def templates(self, names) -> None:
+        from .templates import text
+
+        self.out.append(text(names))
+
     def begin(self, ident: str, name: str | None = None) -> None:
         if name:
             self._line(f"{ident} {text_name(name)} {{")

@@ -162,7 +162,8 @@ class _Reader:
             return none, None
         frame = self.file_world[parent][:3, :3] if parent >= 0 else None
         normals = np.asarray(m.normals)[ni]
-        return facing.decide(m.positions, sizes, idx, normals, frame, self._shown(m, sizes, idx, parent))
+        return facing.decide(m.positions, sizes, idx, normals, frame, self._shown(m, sizes, idx, parent),
+                             m.duplicates)
 
     def _shown(self, m: XMesh, sizes: np.ndarray, idx: np.ndarray, parent: int) -> np.ndarray:
         """(F,) -1 where Direct3D shows a face's other side than the mesh's
@@ -527,23 +528,29 @@ def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | AutoAx
 
 
 def read_scene(paths, *, axes: AxisConversion | AutoAxes | None = None, warnings: list[str] | None = None,
-               time_base: str = AUTO, ticks_per_second: float = 0.0) -> Scene:
+               time_base: str = AUTO, ticks_per_second: float = 0.0, ranges: str = "") -> Scene:
     """One .X file as a scene. ``axes`` None or :class:`AutoAxes`: up decided
     from the file's data. Its keys are read with the time base the options
-    choose (``io/xfile/time_base.py``; default: automatic)."""
+    choose (``io/xfile/time_base.py``; default: automatic); ``ranges`` (a
+    ranges file, else ``STEM.ranges.json`` beside the file when there is
+    one) cuts its timeline into named clips (:mod:`.timeline_ranges`)."""
     from .reader import read_xfile
+    from .timeline_ranges import apply
 
     paths = [str(p) for p in paths]
     if len(paths) != 1:
         raise FormatError(f"give exactly one .x file (got {len(paths)})", path=paths[1] if len(paths) > 1 else None)
-    return scene_from_xfile(read_xfile(paths[0]), path=paths[0], axes=axes, warnings=warnings,
-                            time_base=time_base, ticks_per_second=ticks_per_second)
+    warnings = warnings if warnings is not None else Warnings()
+    scene = scene_from_xfile(read_xfile(paths[0]), path=paths[0], axes=axes, warnings=warnings,
+                             time_base=time_base, ticks_per_second=ticks_per_second)
+    scene.clips = apply(scene.clips, paths[0], ranges, warnings)
+    return scene
 
 
 
 def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = "ACTION", weight: float = 1.0,
                warnings: list[str] | None = None, time_base: str = AUTO,
-               ticks_per_second: float = 0.0) -> list[Clip]:
+               ticks_per_second: float = 0.0, ranges: str = "") -> list[Clip]:
     """The AnimationSets of .X files as clips on another ``skeleton``,
     matching frames to joints by name (the name-based rebinding of the
     project's reference notes on skeletal animation, seed 002): a set's keys
@@ -551,6 +558,7 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = 
     other components keep the target's own (its default pose). Frames with
     no joint of that name are reported."""
     from .reader import read_xfile
+    from .timeline_ranges import apply
 
     warnings = warnings if warnings is not None else Warnings()
     index = skeleton.index()
@@ -560,6 +568,7 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = 
                                time_base=time_base, ticks_per_second=ticks_per_second)
         if not src.clips:
             raise FormatError("the file has no AnimationSet", path=p)
+        src.clips = apply(src.clips, str(p), ranges, warnings)
         names = src.skeleton.names
         for clip in src.clips:
             moved = np.flatnonzero(clip.animated)

@@ -86,6 +86,8 @@ class _Writer:
 
     def file(self, xf: XFile) -> None:
         e = self.e
+        if xf.templates:
+            e.templates(xf.templates)
         if xf.anim_ticks_per_second is not None:
             e.begin("AnimTicksPerSecond")
             e.dwords([xf.anim_ticks_per_second])
@@ -188,6 +190,14 @@ class _Writer:
             e.dword_array(mi)
             for mat in mesh.materials:
                 self.material(mat)
+            e.end()
+        if mesh.duplicates is not None:
+            dup = np.asarray(mesh.duplicates, dtype=np.int64)
+            _need(len(dup) == nv and (nv == 0 or (dup.min() >= 0 and dup.max() < nv)),
+                  f"{label}: duplicates must name one vertex of the mesh per vertex")
+            e.begin("VertexDuplicationIndices")
+            e.dwords([nv, len(np.unique(dup))])
+            e.dword_array(dup)
             e.end()
         header = mesh.skin_header
         if header is None and mesh.skin_weights:
