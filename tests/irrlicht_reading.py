@@ -61,17 +61,17 @@ class IrrlichtError(RuntimeError):
 def status() -> tuple[bool, str]:
     """(True, "") when the tool can be built here, else (False, one line saying why)."""
     if not (INCLUDE / "irrlicht.h").is_file():
-        return False, f"libirrlicht-dev not installed ({INSTALL})"
+        return False, f"libirrlicht-dev not installed: {INSTALL}"
     compiler = shutil.which("g++")
     if compiler is None:
-        return False, f"g++ not installed ({INSTALL})"
+        return False, f"g++ not installed: {INSTALL}"
     try:
         lib = subprocess.run([compiler, "-print-file-name=libIrrlicht.so"], capture_output=True, text=True,
                              timeout=60).stdout.strip()
     except (OSError, subprocess.SubprocessError) as err:
         return False, f"g++ does not run ({err})"
     if not os.path.isabs(lib) or not os.path.exists(lib):
-        return False, f"libIrrlicht.so not found by g++ (libirrlicht-dev incomplete? {INSTALL})"
+        return False, f"g++ finds no libIrrlicht.so: {INSTALL}"
     return True, ""
 
 
