@@ -143,7 +143,8 @@ def play(path, frames, tool: Path | None = None, timeout: float = TIMEOUT) -> Pl
             raise IrrlichtError(f"{path}: irr_dump crashed ({name}) while Irrlicht loaded or played the file"
                                 + (f": {err}" if err else ""))
         if done.returncode != 0:
-            raise IrrlichtError(f"{path}: {err or f'irr_dump exited with status {done.returncode}'}")
+            err = err or f"irr_dump exited with status {done.returncode}"
+            raise IrrlichtError(err if str(path) in err else f"{path}: {err}")
         data = out.read_bytes()
     finally:
         out.unlink(missing_ok=True)
