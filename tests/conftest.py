@@ -59,6 +59,23 @@ def bpy(bpy_ext):
     return bpy_ext
 
 
+@pytest.fixture(scope="session")
+def irrlicht(tmp_path_factory):
+    """``tests/irrlicht_reading.py`` with its tool (irr_dump, against the
+    system's Irrlicht) built once per session. Where Irrlicht cannot be used
+    the test is skipped, saying why; under ``LSIO_REQUIRE_IRRLICHT=1`` (CI)
+    it fails instead."""
+    import irrlicht_reading
+
+    ok, why = irrlicht_reading.status()
+    if not ok:
+        if os.environ.get("LSIO_REQUIRE_IRRLICHT") == "1":
+            pytest.fail(f"LSIO_REQUIRE_IRRLICHT=1, but Irrlicht cannot be used here: {why}", pytrace=False)
+        pytest.skip(f"Irrlicht checks not run: {why}")
+    irrlicht_reading.build(tmp_path_factory.mktemp("irrlicht"))
+    return irrlicht_reading
+
+
 BLENDER_FIXTURES = {"bpy", "bpy_ext", "ext"}
 
 

@@ -87,6 +87,19 @@ def run_py(args: list[str]) -> int:
     return subprocess.call([str(py), *args], cwd=ROOT, env=env)
 
 
+def irrlicht_note(paths: list[str], rest: list[str]) -> str:
+    """One line when the checks against the Irrlicht engine (tests/irrlicht_reading.py) cannot run here,
+    saying why; "" when they can, or when the tests asked for include none of them."""
+    if "--blender-only" in rest or (paths and not any("irrlicht" in p or (ROOT / p).is_dir() for p in paths)):
+        return ""
+    done = subprocess.run([str(ensure_env()), str(ROOT / "tests" / "irrlicht_reading.py")], cwd=ROOT,
+                          capture_output=True, text=True)
+    if done.returncode == 0:
+        return ""
+    said = done.stdout.strip().splitlines()
+    return f"[run] {said[-1]}" if said else f"[run] Irrlicht checks: status unknown ({done.stderr.strip()[-300:]})"
+
+
 def check(rest: list[str]) -> int:
     """ruff over the repository, mypy over operators/ (and the bpy-free
     packages it imports) against fake-bpy-module's stubs, in ``.venv-check``."""
@@ -126,7 +139,11 @@ def main(argv: list[str]) -> int:
     cmd, rest = argv[0], argv[1:]
     if cmd == "test":
         paths = [a for a in rest if not a.startswith("-")]
-        return run_py(["-m", "pytest", "-p", "no:cacheprovider", *([] if paths else ["tests"]), *rest])
+        note = irrlicht_note(paths, rest)
+        code = run_py(["-m", "pytest", "-p", "no:cacheprovider", *([] if paths else ["tests"]), *rest])
+        if note:
+            print(note, flush=True)
+        return code
     if cmd == "build":
         return run_py([str(ROOT / "tools" / "build.py"), *rest])
     if cmd == "demo":
