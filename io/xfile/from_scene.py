@@ -3,13 +3,17 @@
 applies are in :mod:`.conventions`)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from ...core import quat, sampling
 from ...scene import AxisConversion, Clip, Mesh, Scene
-from ...scene.timeline import Placement, describe, layout
+from ...scene.timeline import TIMELINE, Placement, describe, layout
 from ...scene.validate import MAX_FRAME, check_frame_count
+from ..atomic import Batch
 from ..errors import FormatError, Warnings, result
+from ..ranges import ranges_path, write_ranges
 from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, key_from_rotation, shown_alpha
 from .key_tables import MAX_KEY_TIME
 from .mesh_out import GPU_BONES, GPU_WEIGHTS, MeshOptions, xmesh
@@ -274,7 +278,9 @@ class _SceneWriter:
             first = min((float(ch.times.min()) for ch in (clip.rotation, clip.translation, clip.scale)
                          if len(ch.times)), default=0.0)
             shift = -first if first < 0 else 0.0     # ticks are unsigned: a set starting before 0 moves
-            if shift:
+            if TIMELINE in (clip.extras or {}):       # a range of a timeline: a set of its own starts at 0
+                shift = -first
+            elif shift:
                 self.warnings.append(f"{clip.name}: starts {shift * rate / tps * self.fps:g} frame(s) before 0; "
                                      f"written from tick 0 (every key that much later)")
             chans = {"r": clip.rotation, "s": clip.scale, "t": clip.translation}
@@ -497,12 +503,15 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, storag
         if err.path is None:
             raise FormatError(err.message, path=path) from None
         raise
-    write_xfile(xf, path, storage=storage, float_size=float_size)
     written = [str(path)]
+    with Batch() as batch:          # the file and its frame ranges: all written, or none
+        write_xfile(xf, path, storage=storage, float_size=float_size, batch=batch)
+        if writer.placements:
+            written += write_ranges(path, [p.range for p in writer.placements], float(fps),
+                                    lua=target == IRRLICHT, batch=batch)
     if writer.placements:
-        from .. import ranges as range_files
-
-        written += range_files.write_beside(path, [p.range for p in writer.placements], float(fps),
-                                            lua=target == "IRRLICHT")
         result(warnings, describe(writer.placements, float(fps)))
+    elif ranges_path(path).is_file():
+        warnings.append(f"{ranges_path(path).name} beside the file is not this export's (a DirectX export has no "
+                        f"frame ranges): an import of {Path(path).name} would cut its animations at its ranges")
     return written

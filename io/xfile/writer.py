@@ -22,12 +22,13 @@ STORAGE = {"text": "txt", "binary": "bin", "text_compressed": "tzip",
 
 
 def write_xfile(xf: XFile, path: str | os.PathLike, storage: str = "text",
-                float_size: int = 32) -> None:
+                float_size: int = 32, batch=None) -> None:
     """Write ``xf`` to ``path``: serialised in memory, then written to a
     temporary file beside the target and renamed over it, so a failure
-    (FormatError) leaves an existing file untouched."""
+    (FormatError) leaves an existing file untouched (with ``batch``, an
+    :class:`..atomic.Batch`: renamed when the batch commits)."""
     data = write_xfile_bytes(xf, storage=storage, float_size=float_size, path=path)
-    write_atomic(path, (data,))
+    write_atomic(path, (data,), batch=batch)
 
 
 def write_xfile_bytes(xf: XFile, storage: str = "text", float_size: int = 32, path=None) -> bytes:
