@@ -25,6 +25,7 @@ from bpy_extras import anim_utils
 
 from ..io.errors import group
 from ..scene import Clip
+from ..scene.timeline import TIMELINE
 from . import anim_bake, armature_build, metadata, rotation_modes, source_keys
 
 if TYPE_CHECKING:
@@ -332,7 +333,9 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
     loops = animator_loop(clip, fps)
     if loops:
         add_cycles(bag)
-    action.frame_range = (min(lo, 0.0) if clip.layer == "ACTION" else lo, max(hi, lo + 1.0))
+    # an action plays from frame 0 as a DirectX set does; a range cut from a timeline plays its own frames
+    action.frame_range = (min(lo, 0.0) if clip.layer == "ACTION" and TIMELINE not in clip.extras else lo,
+                          max(hi, lo + 1.0))
     action.use_frame_range = True
     action.use_cyclic = loops
     metadata.store(action, metadata.CLIP_KEY, {
@@ -447,6 +450,8 @@ def place_actions(built: Built, fps: float) -> tuple[float, float] | None:
         return loop_range(acts[0][2], fps)
     if stack is not None and not acts:
         return stack
+    if acts and TIMELINE in acts[0][2].extras:       # a range of a timeline: its own frames
+        return acts[0][2].frame_range(fps)
     ranges = [c.frame_range(fps) for _, _, c in built.actions]
     return min(min(r[0] for r in ranges), 0.0), max(r[1] for r in ranges)
 

@@ -60,9 +60,16 @@ class Placement:
 
 
 def _samples(clip: Clip, fps: float) -> tuple[np.ndarray, np.ndarray]:
-    """(whole scene frames, clip times) covering the clip, as
+    """(scene frames, clip times) the clip is sampled at: for a clip cut from
+    a timeline, each of its timeline's frames (its own time units: the file's
+    key times, which the engines take as frames, whatever the scene's frame
+    rate); else every whole scene frame covering it, as
     :meth:`Clip.bake_frames` gives them (the cycle's wrap included), the
     times of frames beyond the clip's own range held at its ends."""
+    if TIMELINE in (clip.extras or {}):
+        times = np.arange(np.floor(clip.start + 1e-9), np.ceil(clip.end - 1e-9) + 1.0)
+        times = np.clip(times, clip.start, clip.end) if len(times) else np.array([clip.start])
+        return clip.to_frames(times, fps), times
     frames, times = clip.bake_frames(fps)
     f0, f1 = clip.frame_range(fps)
     plain = clip.cycle is None or clip.cycle[1] - clip.cycle[0] <= 0
@@ -96,7 +103,8 @@ def layout(clips: list[Clip], fps: float, warnings: list[str] | None = None) -> 
     samples = [_samples(c, fps) for c in clips]
     kept: list[Placement] = []
     moved: list[int] = []
-    placed_at = [int(np.floor(f[0] + 1e-9)) for f, _ in samples]
+    placed_at = [int(np.floor((t if TIMELINE in (c.extras or {}) else f)[0] + 1e-9))
+                 for c, (f, t) in zip(clips, samples)]
     order = sorted(range(len(clips)), key=lambda i: placed_at[i])
     for i in order:
         frames, times = samples[i]
@@ -118,6 +126,16 @@ def layout(clips: list[Clip], fps: float, warnings: list[str] | None = None) -> 
         out.append(p)
         cursor = p.end + 2
     return sorted(out, key=lambda p: p.start)
+
+
+def timeline_fps(clips: list[Clip], fps: float) -> float:
+    """The speed a timeline of ``clips`` plays at: the one their timeline's
+    ranges file gave when every clip was cut from a timeline of that speed,
+    else ``fps`` (the scene's)."""
+    speeds = {(c.extras or {}).get(TIMELINE, {}).get("fps") for c in clips}
+    if len(speeds) == 1 and None not in speeds:
+        return float(speeds.pop())
+    return float(fps)
 
 
 def describe(placements: list[Placement], fps: float) -> str:
@@ -145,7 +163,7 @@ def _cut(ch: sampling.Channels, start: float, end: float, mode: str | None) -> s
     return sampling.Channels.from_tracks(ch.targets, times, values, ch.values.shape[1])
 
 
-def split(clip: Clip, ranges: list[Range], warnings: list[str] | None = None) -> list[Clip]:
+def split(clip: Clip, ranges: list[Range], warnings: list[str] | None = None, fps: float | None = None) -> list[Clip]:
     """``clip`` (a timeline) cut into one clip per range, named after it.
     A range's frames are the clip's own times (a file's key times, which
     the engines these timelines are for take as frames). Each clip plays
@@ -153,7 +171,9 @@ def split(clip: Clip, ranges: list[Range], warnings: list[str] | None = None) ->
     frame numbers (:data:`TIMELINE`), so that an export for such an engine
     puts it back where it was. A range that is not inside the timeline is
     reported and skipped; overlapping ranges are reported (each clip has
-    its frames). SceneError when no range is left."""
+    its frames). ``fps``: the speed the engine plays the timeline at (a
+    ranges file's), kept with each clip for an export to write back.
+    SceneError when no range is left."""
     warnings = warnings if warnings is not None else []
     if clip.sampler is not None:
         raise SceneError(f"{clip.name!r} plays by its own sampler: it cannot be cut into frame ranges")
@@ -166,7 +186,7 @@ def split(clip: Clip, ranges: list[Range], warnings: list[str] | None = None) ->
             continue
         s, e = float(r.start), float(r.end)
         extras = dict(clip.extras or {})
-        extras[TIMELINE] = {"start": r.start, "end": r.end}
+        extras[TIMELINE] = {"start": r.start, "end": r.end, **({"fps": float(fps)} if fps else {})}
         out.append(replace(clip, name=r.name, rotation=_cut(clip.rotation, s, e, clip.rotation_mode),
                            translation=_cut(clip.translation, s, e, None), scale=_cut(clip.scale, s, e, None),
                            start=s, end=e, cycle=None, extras=extras))

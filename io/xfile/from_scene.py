@@ -9,7 +9,7 @@ import numpy as np
 
 from ...core import quat, sampling
 from ...scene import AxisConversion, Clip, Mesh, Scene
-from ...scene.timeline import TIMELINE, Placement, describe, layout
+from ...scene.timeline import TIMELINE, Placement, describe, layout, timeline_fps
 from ...scene.validate import MAX_FRAME, check_frame_count
 from ..atomic import Batch
 from ..errors import FormatError, Warnings, result
@@ -80,6 +80,7 @@ class _SceneWriter:
         self.triangulate = bool(triangulate)
         self.mesh_counts: dict[str, dict[str, int]] = {}    # what writing the meshes changed, per mesh
         self.placements: list[Placement] = []       # a one-timeline target's clips on the timeline
+        self.timeline_fps = self.fps                  # the speed that timeline plays at
         self.material_cache: dict[int, XMaterial] = {}
         mats = [m.name for m in scene.materials]
         self.material_names, changed = file_names(mats, text=text, fallback="material",
@@ -376,6 +377,7 @@ class _SceneWriter:
         for clip in self.scene.clips:
             check_frame_count(clip, self.fps, MAX_FRAME)     # before sampling every frame
         self.placements = layout(self.scene.clips, self.fps, self.warnings)
+        self.timeline_fps = timeline_fps(self.scene.clips, self.fps)
         check_ticks(np.array([p.end for p in self.placements], dtype=np.float64), "the timeline")
         if self.target == DARKBASIC:
             # as its character files: no AnimTicksPerSecond (its reader knows no such template; it plays key
@@ -383,7 +385,7 @@ class _SceneWriter:
             xf.anim_ticks_per_second = None
             key_type = "MATRIX"
         else:
-            rate = float(self.tps_option or self.fps)
+            rate = float(self.tps_option or self.timeline_fps)
             itps = max(int(round(rate)), 1)
             if abs(itps - rate) > 1e-9:
                 self.warnings.append(f"AnimTicksPerSecond is a whole number: {itps} written for {rate:g} frames "
@@ -507,10 +509,10 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, storag
     with Batch() as batch:          # the file and its frame ranges: all written, or none
         write_xfile(xf, path, storage=storage, float_size=float_size, batch=batch)
         if writer.placements:
-            written += write_ranges(path, [p.range for p in writer.placements], float(fps),
+            written += write_ranges(path, [p.range for p in writer.placements], writer.timeline_fps,
                                     lua=target == IRRLICHT, batch=batch)
     if writer.placements:
-        result(warnings, describe(writer.placements, float(fps)))
+        result(warnings, describe(writer.placements, writer.timeline_fps))
     elif ranges_path(path).is_file():
         warnings.append(f"{ranges_path(path).name} beside the file is not this export's (a DirectX export has no "
                         f"frame ranges): an import of {Path(path).name} would cut its animations at its ranges")

@@ -60,8 +60,8 @@ def merged(clips: list[Clip], name: str) -> Clip:
                 rotation_mode=first.rotation_mode, extras=dict(first.extras or {}))
 
 
-def range_file(model: str, option: str, warnings) -> tuple[str, list[Range], str] | None:
-    """(path, ranges, what was found) of the ranges file the option names,
+def range_file(model: str, option: str, warnings) -> tuple[str, list[Range], str, float | None] | None:
+    """(path, ranges, what was found, its speed) of the ranges file the option names,
     else of ``STEM.ranges.json`` beside ``model`` when there is one; None
     without one. A file that cannot be used is one warning (the timeline is
     then imported whole: nothing is lost)."""
@@ -80,7 +80,7 @@ def range_file(model: str, option: str, warnings) -> tuple[str, list[Range], str
         why = str(err) if isinstance(err, FormatError) else f"{Path(path).name}: {err.strerror or err}"
         warnings.append(f"frame ranges not used ({why}): the timeline is imported whole")
         return None
-    return path, [Range(c.name, int(c.start), int(c.end)) for c in rf.clips], "; ".join(rf.found)
+    return path, [Range(c.name, int(c.start), int(c.end)) for c in rf.clips], "; ".join(rf.found), rf.fps
 
 
 def apply(clips: list[Clip], model: str, option: str, warnings) -> list[Clip]:
@@ -90,13 +90,13 @@ def apply(clips: list[Clip], model: str, option: str, warnings) -> list[Clip]:
     found = range_file(model, option, warnings)
     if found is None:
         return clips
-    path, ranges, what = found
+    path, ranges, what, fps = found
     if not clips:
         warnings.append(f"{Path(path).name}: {Path(model).name} has no animation to cut into frame ranges")
         return clips
     timeline = merged(clips, Path(model).stem)
     try:
-        out = split(timeline, ranges, warnings)
+        out = split(timeline, ranges, warnings, fps)
     except SceneError as err:
         warnings.append(f"{Path(path).name}: {err}: the timeline is imported whole")
         return clips
