@@ -12,8 +12,6 @@ templates declared in the file).
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from conftest import DATA, SAMPLES
@@ -36,10 +34,6 @@ PLAYER_RANGES = {"stand": (0, 79), "sit": (81, 160), "lay": (162, 166), "walk": 
                  "walk_mine": (200, 219)}
 BOUND = 1e-5        # what Irrlicht shows against the source, fraction of the model size (the issue asks 1e-3)
 FPS = 24.0
-
-
-def _meshes(xf):
-    return [m for f in xf.all_frames() for m in f.meshes] + list(xf.meshes)
 
 
 def _rite_in_irrlicht(irrlicht, xpath, src):

@@ -156,7 +156,7 @@ def test_time_base_options_on_the_command_line():
     assert options.given(args, fmt.import_options) == {"time_base": "FRAMES"}
     with pytest.raises(options.OptionError, match="--time-base: 'ticks' is not one of AUTO, FILE, FRAMES, CUSTOM"):
         options.given(p.parse_args(["--time-base", "ticks"]), fmt.import_options)
-    assert {s.id for s in fmt.anim_import_options} == {"time_base", "ticks_per_second"}
+    assert {s.id for s in fmt.anim_import_options} == {"time_base", "ticks_per_second", "ranges"}
 
 
 def test_convert_keeps_the_frames_of_a_frame_numbered_file(tmp_path):

@@ -48,6 +48,14 @@ def check_ticks(ticks: np.ndarray, what: str) -> None:
                           f"or convert's --fps), or shorten the animation")
 
 
+def _exists(path: Path) -> bool:
+    """Whether ``path`` is a file (False for a name the system refuses: too long)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def _whole_ticks(times: np.ndarray, what: str, warnings: list[str]) -> np.ndarray:
     """Key times as whole ticks (a DWORD in the file)."""
     ticks = np.round(np.asarray(times, dtype=np.float64))
@@ -513,7 +521,7 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, storag
                                     lua=target == IRRLICHT, batch=batch)
     if writer.placements:
         result(warnings, describe(writer.placements, writer.timeline_fps))
-    elif ranges_path(path).is_file():
+    elif _exists(ranges_path(path)):
         warnings.append(f"{ranges_path(path).name} beside the file is not this export's (a DirectX export has no "
                         f"frame ranges): an import of {Path(path).name} would cut its animations at its ranges")
     return written

@@ -83,13 +83,16 @@ EXPORT_OPTIONS = (
            items=(("32", "32-bit", "Single precision (what most programs read)"),
                   ("64", "64-bit", "Double precision")),
            panel="File", flags=("--float-size", "--float")),
-    Option("key_type", "Key Type", "How each bone's animation is stored", "TRS",
+    Option("key_type", "Key Type", "How each bone's animation is stored (the Irrlicht target always writes "
+                                   "rotation, scale and position keys, the DarkBASIC target matrix keys, as "
+                                   "their readers need)", "TRS",
            items=(("TRS", "Rotation, Scale, Position", "Separate rotation, scale and position keys"),
                   ("MATRIX", "Matrix", "One 4x4 matrix per key")),
            panel="Animation"),
     Option("ticks_per_second", "Ticks per Second",
            "Time resolution of the animation keys (AnimTicksPerSecond; 0: the time base the animations were "
-           "imported with, a file's own ticks, else 4800, what DirectX and 3ds Max use)",
+           "imported with, a file's own ticks, else 4800, what DirectX and 3ds Max use). Irrlicht target: the "
+           "speed its frame-numbered timeline plays at (0: the frame rate)",
            0, min=0, max=1_000_000, panel="Animation"),
     MAX_INFLUENCES,
     TRIANGULATE,
