@@ -275,3 +275,90 @@ def test_ranges_that_cannot_be_used_cost_a_warning_not_the_timeline(tmp_path):
         assert [c.name for c in scene.clips] == ["ArmatureAction", "Default_Action"], name
         line = next(x for x in w if name in x)
         assert "imported whole" in line, line
+
+
+# ---------------------------------------------------------------------------
+# every target: Max Influences, Triangulate Faces
+
+def test_max_influences_keeps_each_vertexs_strongest_weights(tmp_path):
+    """The humanoid (up to 4 bones per vertex) written with Max
+    Influences 2: the vertices with more lose their weakest, the rest add
+    up to what they did, one line counts them."""
+    src = by_id("rite").read_scene([str(RITE[0])], warnings=[])
+    sk = src.meshes[0].skin
+    per = np.bincount(sk.vertex, minlength=len(src.meshes[0].positions))
+    out = tmp_path / "h.x"
+    w = Warnings()
+    convert([str(RITE[0])], str(out), write_options={"max_influences": 2}, warnings=w)
+    assert list(w) == [f"Max Influences 2: {int((per > 2).sum())} vertices kept their 2 strongest bone weights, "
+                       f"renormalised ('Male' {int((per > 2).sum())})"]
+    m = read_xfile(out).frames[-1].meshes[0]
+    dup = m.duplicates
+    vert = np.concatenate([s.vertex_indices for s in m.skin_weights])
+    weight = np.concatenate([s.weights for s in m.skin_weights])
+    joint = np.concatenate([[s.frame_name] * len(s.weights) for s in m.skin_weights])
+    assert np.bincount(vert, minlength=len(dup)).max() == 2
+    src_total = np.bincount(sk.vertex, weights=sk.weight, minlength=len(per))
+    total = np.bincount(vert, weights=weight, minlength=len(dup))      # each file vertex, its source's sum
+    assert np.allclose(total, src_total[dup], atol=1e-6)
+    names = src.skeleton.names
+    for v in np.flatnonzero(per > 2)[:50].tolist():         # the two strongest, scaled to the old sum
+        own = sorted(zip(sk.weight[sk.vertex == v], sk.joint[sk.vertex == v]), reverse=True)[:2]
+        k = np.flatnonzero(vert == v)
+        got = sorted(zip(weight[k], joint[k]), reverse=True)
+        scale = src_total[v] / sum(x for x, _ in own)
+        assert [names[j] for _, j in own] == [j for _, j in got]
+        assert np.allclose([x * scale for x, _ in own], [x for x, _ in got], atol=1e-6)
+
+
+def test_triangulate_keeps_every_face_its_area_and_its_side(irrlicht, tmp_path):
+    """character.x's quads written as triangles: twice the faces, each
+    quad's two triangles covering it with its winding, and Irrlicht plays
+    the same vertices as before."""
+    out = tmp_path / "c.x"
+    convert([str(CHARACTER)], str(out), write_options={"triangulate": True}, warnings=Warnings())
+    a = next(m for f in read_xfile(CHARACTER).all_frames() for m in f.meshes)
+    b = next(m for f in read_xfile(out).all_frames() for m in f.meshes)
+    assert set(a.face_sizes.tolist()) == {4} and set(b.face_sizes.tolist()) == {3}
+    assert len(b.face_sizes) == 2 * len(a.face_sizes)
+    from legacy_skin_io.core.faces import face_normals
+
+    na = face_normals(a.positions, a.face_sizes, a.face_indices)
+    nb = face_normals(b.positions, b.face_sizes, b.face_indices).reshape(-1, 2, 3).sum(axis=1)
+    assert np.allclose(na, nb, atol=1e-5 * np.abs(na).max())      # the same vector area, face by face
+    frames = np.arange(0.0, 221.0, 20.0)
+    pa, pb = irrlicht.play(CHARACTER, frames), irrlicht.play(out, frames)
+    assert np.allclose(np.sort(pa.positions.reshape(len(frames), -1), axis=1),
+                       np.sort(pb.positions.reshape(len(frames), -1), axis=1), atol=1e-5)
+
+
+def test_triangulation_of_concave_and_convex_faces():
+    from legacy_skin_io.core.faces import face_normals, triangulate
+
+    # an L (concave hexagon), a convex pentagon, a quad whose shorter diagonal is 1-3, a triangle
+    pts = np.array([[0, 0, 0], [2, 0, 0], [2, 1, 0], [1, 1, 0], [1, 2, 0], [0, 2, 0],
+                    [3, 0, 0], [4, 0, 0], [4.5, 1, 0], [3.5, 2, 0], [2.5, 1, 0],
+                    [5, 0, 0], [8, 1, 0], [5, 2, 0], [4.8, 1, 0]], dtype=float)
+    sizes = np.array([6, 5, 4, 3])
+    corners = np.concatenate([np.arange(6), np.arange(6, 11), np.arange(11, 15), [0, 1, 5]])
+    pick, face = triangulate(pts, sizes, corners)
+    tri = corners[pick].reshape(-1, 3)
+    assert face.tolist() == [0] * 4 + [1] * 3 + [2] * 2 + [3]
+    n = face_normals(pts, np.full(len(tri), 3), tri.reshape(-1))
+    assert (n[:, 2] > 0).all()                                   # every triangle keeps its face's side
+    whole = face_normals(pts, sizes, corners)[:, 2]
+    assert np.allclose(np.bincount(face, weights=n[:, 2]), whole)     # and the face's area, no more
+    assert sorted(map(sorted, tri[7:9].tolist())) == [[11, 12, 13], [11, 13, 14]]   # quad: the shorter diagonal
+
+
+def test_limit_influences_on_its_own():
+    from legacy_skin_io.core.skinning import limit_influences
+
+    v = np.array([0, 0, 0, 1, 1, 2, 0])
+    j = np.array([0, 1, 2, 0, 1, 3, 0])
+    w = np.array([0.2, 0.5, 0.1, 0.6, 0.4, 1.0, 0.2])          # vertex 0 names joint 0 twice: 0.4 in all
+    nv, nj, nw, lost = limit_influences(v, j, w, 2)
+    got = sorted(zip(nv.tolist(), nj.tolist(), np.round(nw, 9).tolist()))
+    assert got == [(0, 0, round(0.4 / 0.9, 9)), (0, 1, round(0.5 / 0.9, 9)), (1, 0, 0.6), (1, 1, 0.4), (2, 3, 1.0)]
+    assert lost.tolist() == [0]
+    assert limit_influences(v, j, w, 0)[3].size == 0
