@@ -362,3 +362,27 @@ def test_limit_influences_on_its_own():
     assert got == [(0, 0, round(0.4 / 0.9, 9)), (0, 1, round(0.5 / 0.9, 9)), (1, 0, 0.6), (1, 1, 0.4), (2, 3, 1.0)]
     assert lost.tolist() == [0]
     assert limit_influences(v, j, w, 0)[3].size == 0
+
+
+# ---------------------------------------------------------------------------
+# the command line
+
+def test_convert_and_verify_take_a_target_and_ranges_on_the_command_line(tmp_path):
+    from conftest import run_cli
+
+    out = tmp_path / "character.x"
+    r = run_cli("convert", CHARACTER, "-o", out, "--target", "irrlicht", "--ranges", PLAYER_API)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[:3] == [f"wrote {out}", f"wrote {tmp_path / 'character.ranges.json'}",
+                         f"wrote {tmp_path / 'character.ranges.lua'}"]
+    assert "frame ranges at 30 fps: stand 0-79, sit 81-160, lay 162-166, walk 168-187, mine 189-198, " \
+           "walk_mine 200-219" in lines
+    assert any(x.startswith("frame ranges from player_api_init.lua: animations table (6 ranges") for x in lines)
+    r = run_cli("convert", CHARACTER, "-o", tmp_path / "b.x", "--target", "unreal")
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("error: --target: 'unreal' is not one of")
+    r = run_cli("verify", out)          # its .ranges.json beside it: the six ranges, each verified
+    assert r.returncode == 0, r.stderr + r.stdout
+    checked = [x.split(":")[0] for x in r.stdout.splitlines() if x.startswith("'")]
+    assert checked == ["'stand'", "'sit'", "'lay'", "'walk'", "'mine'", "'walk_mine'"]
+    assert r.stdout.splitlines()[-1].startswith("PASS")
