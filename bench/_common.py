@@ -6,7 +6,10 @@ profiler's overhead)."""
 from __future__ import annotations
 
 import importlib
+import os
+import shutil
 import statistics
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +23,36 @@ X_BROKEN = {"malformed_skinweights_oob.x", "OV_GetNextToken"}
 def x_corpus() -> list[Path]:
     """The readable .X files of the test corpus, in name order."""
     return sorted(p for p in X_CORPUS.rglob("*") if p.suffix.lower() == ".x" and p.name not in X_BROKEN)
+
+
+def assimp_command() -> tuple[str, dict[str, str]] | None:
+    """The ``assimp`` executable and the environment to run it in (None: not found).
+
+    Looked up with this Python's bin directory first: the pinned environment's
+    (cmeel-assimp in requirements.txt). cmeel's ``bin/assimp`` is a Python
+    script that starts the real executable, ``cmeel.prefix/bin/assimp`` in
+    site-packages, with its library directory on LD_LIBRARY_PATH: that one is
+    run directly, so that a timing holds assimp's work, not a Python start too
+    (0.1 s per call, more than assimp takes on a small file)."""
+    env = dict(os.environ)
+    exe = shutil.which("assimp", path=os.pathsep.join(filter(None, [str(Path(sys.executable).parent),
+                                                                    env.get("PATH")])))
+    if exe is None:
+        return None
+    with open(exe, "rb") as f:
+        head = f.read(512)
+    if head.startswith(b"#!") and b"cmeel" in head:
+        real = sorted(Path(exe).parent.parent.glob("lib/python*/site-packages/cmeel.prefix/bin/assimp"))
+        if real:
+            lib = real[-1].parent.parent / "lib"
+            env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(lib), env.get("LD_LIBRARY_PATH")]))
+            exe = str(real[-1])
+    return exe, env
+
+
+#: what to say when assimp is not found
+ASSIMP_MISSING = ("assimp not found: it belongs to the pinned environment (cmeel-assimp in requirements.txt); "
+                  "run through python3.11 tools/run.py")
 
 
 def ratio_line(name: str, ours: float, baseline: float, target: float) -> str:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,7 +39,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import X_CORPUS, info_line, print_profile, ratio_line, spread, warm_gltf  # noqa: E402
+from _common import X_CORPUS, assimp_command, info_line, print_profile, ratio_line, spread, warm_gltf  # noqa: E402
 
 TINY = X_CORPUS / "directx-sdk" / "tiny_4anim.x"
 #: AnimTicksPerSecond of the written files: 974, 9,744, 97,440 frames at 24 fps
@@ -83,7 +82,8 @@ def main() -> int:
     rates = RATES[:2] if args.quick else RATES
     if args.quick:
         args.runs = 1
-    have_assimp = shutil.which("assimp") is not None
+    assimp = assimp_command()
+    have_assimp = assimp is not None
     import bpy
 
     from legacy_skin_io import register
@@ -117,7 +117,8 @@ def main() -> int:
                 if have_assimp:
                     bpy.ops.wm.read_homefile(use_empty=True)
                     t0 = time.perf_counter()
-                    subprocess.run(["assimp", "export", str(p), str(glb)], capture_output=True, check=True)
+                    subprocess.run([assimp[0], "export", str(p), str(glb)], capture_output=True, check=True,
+                                   env=assimp[1])
                     bpy.ops.import_scene.gltf(filepath=str(glb))
                     base.append(time.perf_counter() - t0)
                     ratios.append(ours[-1] / base[-1])
@@ -141,7 +142,7 @@ def main() -> int:
           f"target >= {TARGET_BONE_FRAMES:,})")
     label = f"xfile import {counts[0] / 1000:.0f}k-frame timeline/assimp+glTF"
     if not have_assimp:
-        print(f"INFO {label}: n/a (assimp not installed)")
+        print(f"INFO {label}: n/a (assimp not found)")
     else:
         print(info_line(label, o, b))
     print(ratio_line(f"xfile import {counts[0] / 1000:.0f}k-frame timeline/500k bone-frames per s", o,

@@ -20,7 +20,6 @@ the worst (largest) ours/baseline over the files:
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ratio_line, spread, warm_gltf, x_corpus  # noqa: E402
+from _common import ASSIMP_MISSING, assimp_command, ratio_line, spread, warm_gltf, x_corpus  # noqa: E402
 
 
 def main() -> int:
@@ -39,10 +38,12 @@ def main() -> int:
     args = ap.parse_args()
     if args.quick:
         args.runs = min(args.runs, 2)
-    if shutil.which("assimp") is None:
-        print("assimp not found: apt-get install -y assimp-utils", file=sys.stderr)
-        print("RATIO xfile import worst file/assimp+glTF: n/a (assimp not installed; target <= 1)")
+    assimp = assimp_command()
+    if assimp is None:
+        print(ASSIMP_MISSING, file=sys.stderr)
+        print("RATIO xfile import worst file/assimp+glTF: n/a (assimp not found; target <= 1)")
         return 2
+    exe, env = assimp
     import bpy
 
     from legacy_skin_io import register
@@ -61,7 +62,7 @@ def main() -> int:
         warm_gltf(bpy, Path(tmp))
         for p in files:
             glb = Path(tmp) / (p.stem + ".glb")
-            r = subprocess.run(["assimp", "export", str(p), str(glb)], capture_output=True)
+            r = subprocess.run([exe, "export", str(p), str(glb)], capture_output=True, env=env)
             if r.returncode != 0 or not glb.exists():
                 why = f"signal {-r.returncode}" if r.returncode < 0 else f"exit {r.returncode}"
                 print(f"{p.name:34} {p.stat().st_size / 1024:6.0f}  assimp export fails ({why}): no comparison")
@@ -79,7 +80,7 @@ def main() -> int:
                 t_ours = time.perf_counter() - t0
                 bpy.ops.wm.read_homefile(use_empty=True)
                 t0 = time.perf_counter()
-                subprocess.run(["assimp", "export", str(p), str(glb)], capture_output=True, check=True)
+                subprocess.run([exe, "export", str(p), str(glb)], capture_output=True, check=True, env=env)
                 t1 = time.perf_counter()
                 try:
                     bpy.ops.import_scene.gltf(filepath=str(glb))

@@ -9,8 +9,9 @@ directory) prints the best of N times (the two alternating) of ``read_xfile`` an
 ``assimp info FILE`` run as a subprocess (wall clock, which includes process
 start-up and assimp's validation), plus the import time assimp reports itself
 ("import took approx ..."), and the ratios ours / assimp. The assimp columns
-are left empty when the ``assimp`` command is not installed
-(``apt-get install assimp-utils``). Last line, for tiny_4anim.x (the
+are left empty when the ``assimp`` command is not found (it comes with the
+pinned environment: cmeel-assimp, run directly, without its Python launcher:
+``_common.assimp_command``). Last line, for tiny_4anim.x (the
 largest animated text file) against the whole ``assimp info`` process:
 
     RATIO xfile parse tiny_4anim.x/assimp: ...   (target <= 1.0)
@@ -20,7 +21,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import print_profile, ratio_line  # noqa: E402
+from _common import ASSIMP_MISSING, assimp_command, print_profile, ratio_line  # noqa: E402
 
 from legacy_skin_io.io.errors import FormatError  # noqa: E402
 from legacy_skin_io.io.xfile import read_xfile, write_xfile  # noqa: E402
@@ -52,13 +52,14 @@ def time_ours(path: Path, runs: int) -> tuple[float | None, str]:
     return best, status
 
 
-def time_assimp(exe: str, path: Path, runs: int) -> tuple[float | None, float | None, str]:
+def time_assimp(assimp: tuple[str, dict[str, str]], path: Path, runs: int) -> tuple[float | None, float | None, str]:
+    exe, env = assimp
     best_wall = best_import = None
     status = "ok"
     for _ in range(runs):
         start = time.perf_counter()
         try:
-            proc = subprocess.run([exe, "info", str(path)], capture_output=True, text=True,
+            proc = subprocess.run([exe, "info", str(path)], capture_output=True, text=True, env=env,
                                   errors="replace", timeout=120)
         except subprocess.TimeoutExpired:
             return None, None, "timeout"
@@ -92,7 +93,7 @@ def main(argv: list[str]) -> int:
         args.runs, args.no_variants = min(args.runs, 3), True
     files = sorted(p for p in DATA.rglob("*")
                    if p.is_file() and p.suffix.lower() not in (".txt", ".md"))
-    exe = shutil.which("assimp")
+    assimp = assimp_command()
     with tempfile.TemporaryDirectory() as tmp:
         if not args.no_variants:
             tiny = read_xfile(DATA / "directx-sdk" / "tiny_4anim.x")
@@ -109,13 +110,13 @@ def main(argv: list[str]) -> int:
         for path in files:
             rel = f"{path.parent.name}/{path.name}"
             ours = wall = imp = None
-            status, ai_status = "ok", "not installed" if not exe else "ok"
+            status, ai_status = "ok", "not found" if not assimp else "ok"
             for _ in range(args.runs):      # alternate, so that both see the same load
                 t, st = time_ours(path, 1)
                 ours = t if ours is None else min(ours, t)
                 status = st if st != "ok" else status
-                if exe and ai_status != "timeout":
-                    w, i, st = time_assimp(exe, path, 1)
+                if assimp and ai_status != "timeout":
+                    w, i, st = time_assimp(assimp, path, 1)
                     wall = w if wall is None or (w is not None and w < wall) else wall
                     imp = i if imp is None or (i is not None and i < imp) else imp
                     ai_status = st if st != "ok" else ai_status
@@ -124,8 +125,8 @@ def main(argv: list[str]) -> int:
                   f"{status} / {ai_status}")
             if rel == "directx-sdk/tiny_4anim.x":
                 summary = (ours, wall)
-    if not exe:
-        print("\nassimp not found: install assimp-utils for the comparison columns")
+    if not assimp:
+        print(f"\n{ASSIMP_MISSING} (no comparison columns)")
     print("\nratio = ours / assimp (below 1: we are faster). 'assimp ms' is the whole "
           "'assimp info' process; 'ai-imp' the import time assimp reports.")
     tiny = DATA / "directx-sdk" / "tiny_4anim.x"
@@ -135,7 +136,7 @@ def main(argv: list[str]) -> int:
         print("cProfile, read_xfile(tiny_4anim.x) (tottime):")
         print_profile(pr, 15)
     if summary is None or summary[1] is None:
-        print("RATIO xfile parse tiny_4anim.x/assimp: n/a (assimp not installed or file missing; target <= 1)")
+        print("RATIO xfile parse tiny_4anim.x/assimp: n/a (assimp not found or file missing; target <= 1)")
     else:
         print(f"(best of {args.runs} runs each side)")
         print(ratio_line("xfile parse tiny_4anim.x/assimp", summary[0], summary[1], 1.0))

@@ -3,7 +3,10 @@
 scene structure (an evaluator that shares nothing with the exporter).
 
 ``assimp export FILE out.assbin`` dumps the aiScene assimp made of the file
-at full float precision (assimp's .assbin layout: its AssbinFileWriter);
+at full float precision (assimp's .assbin layout: its AssbinFileWriter, format
+version 1.0, the same in assimp 5.2 and 6.0; :func:`read` checks the version
+and that every mesh and channel chunk is read to its end, so a changed layout
+fails instead of being misread);
 :func:`read` parses the nodes, meshes with their bones, and the animations
 (channels of position, rotation (w, x, y, z) and scaling keys, in ticks).
 :class:`AiScene` then poses the node tree at a tick of an animation
@@ -11,6 +14,11 @@ at full float precision (assimp's .assbin layout: its AssbinFileWriter);
 the first and last key, as assimp's viewer and its users do) and skins the
 meshes the way Direct3D does: a vertex is ``sum_b w_b global(bone_b) @
 offset_b @ v``; a mesh without bones sits at its node's global matrix.
+
+The ``assimp`` command comes with the pinned test environment (``cmeel-assimp``
+in requirements.txt installs it into the venv's bin directory, which
+conftest.py puts first on PATH): :func:`exe` and :func:`run` FAIL the calling
+test when it is missing, never skip it.
 """
 from __future__ import annotations
 
@@ -21,13 +29,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 NODE, MESH, BONE, ANIMATION, NODE_ANIM, SCENE = 0x123C, 0x1237, 0x123A, 0x123B, 0x1238, 0x1239
 HEADER = 512
+VERSION = (1, 0)        # ASSBIN_VERSION_MAJOR, _MINOR of assimp 5.x and 6.x (code/Common/assbin_chunks.h)
 
 
-def available() -> bool:
-    return shutil.which("assimp") is not None
+MISSING = ("assimp not found on PATH: it belongs to the pinned test environment (cmeel-assimp in requirements.txt "
+           "installs bin/assimp into the venv); run the tests with `python3.11 tools/run.py test`, or "
+           "`pip install -r requirements.txt` into the environment that runs pytest")
+
+
+def exe() -> str:
+    """The ``assimp`` command's path; a missing one fails the calling test (with :data:`MISSING`)."""
+    found = shutil.which("assimp")
+    if found is None:
+        pytest.fail(MISSING, pytrace=False)
+    return found
+
+
+def run(*args, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``assimp ARGS``, its output captured as text."""
+    return subprocess.run([exe(), *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 
 class _Buf:
@@ -153,7 +177,7 @@ def _mesh(b: _Buf) -> AiMesh:
         w = np.frombuffer(b.d, dtype=np.dtype([("v", "<u4"), ("w", "<f4")]), count=nw, offset=b.p)
         b.p = bend
         bones.append(Bone(name, off, w["v"].astype(np.int64), w["w"].astype(np.float64)))
-    b.p = end
+    assert b.p == end, f"mesh chunk: {end - b.p} bytes left after its bones (a changed .assbin layout?)"
     return AiMesh(pos, bones)
 
 
@@ -175,8 +199,8 @@ def _animation(b: _Buf) -> Animation:
         t, wxyz = _keys(b, nrot, 4)
         scl = _keys(b, nscl, 3)
         a.channels[name] = Channel(pos, (t, np.concatenate((wxyz[:, 1:], wxyz[:, :1]), axis=1)), scl)
-        b.p = cend
-    b.p = end
+        assert b.p == cend, f"channel {name!r}: {cend - b.p} bytes left after its keys (a changed .assbin layout?)"
+    assert b.p == end, f"animation {a.name!r}: {end - b.p} bytes left after its channels"
     return a
 
 
@@ -289,6 +313,8 @@ class AiScene:
 def read(path) -> AiScene:
     data = Path(path).read_bytes()
     assert data[:19] == b"ASSIMP.binary-dump."
+    version = struct.unpack_from("<II", data, 44)
+    assert version == VERSION, f".assbin format version {version}, not {VERSION}: check assimp's AssbinFileWriter"
     shortened, compressed = struct.unpack_from("<HH", data, 60)
     assert not shortened and not compressed
     b = _Buf(data, HEADER)
@@ -310,7 +336,7 @@ def assimp_scene(path, tmp) -> AiScene:
     """``assimp export path tmp/<name>.assbin``, parsed (AssertionError naming
     assimp's message when it refuses the file)."""
     out = Path(tmp) / (Path(path).name + ".assbin")
-    r = subprocess.run(["assimp", "export", str(path), str(out)], capture_output=True, text=True, timeout=300)
+    r = run("export", path, out)
     assert r.returncode == 0 and out.exists(), f"assimp refuses {Path(path).name}: {(r.stdout + r.stderr)[-400:]}"
     return read(out)
 

@@ -21,6 +21,11 @@ DATA = Path(__file__).resolve().parent / "data"
 SAMPLES = ROOT / "samples"
 EXT_MODULE = "bl_ext.user_default.legacy_skin_io"
 
+# The pinned environment's commands (``assimp``, from cmeel-assimp) live beside its python: first on PATH,
+# as in an activated venv, also when pytest runs as ``.venv/bin/python -m pytest`` (tests/assimp_reading.py).
+_BIN = str(Path(sys.executable).parent)
+if os.environ.get("PATH", "").split(os.pathsep)[0] != _BIN:
+    os.environ["PATH"] = os.pathsep.join([_BIN, *filter(None, [os.environ.get("PATH")])])
 
 
 def run_cli(*args, timeout: float = 300, preexec_fn=None) -> subprocess.CompletedProcess:

@@ -182,7 +182,6 @@ def _set_rates(bpy, n: int) -> list[float]:
     return out
 
 
-@pytest.mark.skipif(not ar.available(), reason="assimp-utils not installed")
 @pytest.mark.parametrize("path", ANIMATED_X, ids=lambda p: p.name)
 def test_real_animated_x_round_trips_key_for_key(bpy, tmp_path, path):
     """Import with no option touched, export in every storage kind: assimp's
@@ -218,7 +217,6 @@ def test_real_animated_x_round_trips_key_for_key(bpy, tmp_path, path):
     assert drift <= 1e-6, (where, drift)
 
 
-@pytest.mark.skipif(not ar.available(), reason="assimp-utils not installed")
 def test_an_edited_set_is_sampled_at_its_original_key_times_and_ends_at_its_own_end(bpy, tmp_path):
     """pistol.x ends at 47.2 frames (9440 ticks). Touched after the import
     (its first key eases in: its fingerprint no longer matches), the set is

@@ -44,10 +44,9 @@ def test_x_names_survive_or_are_reported(bpy, tmp_path, capfd, storage):
         assert len(renamed) == 1 and "'a\"]b' -> 'a_]b'" in renamed[0] and "'two\\twords'" in renamed[0], said
         assert "骨頭" not in renamed[0], said
         assert [w for w in said if "animation name(s) written differently" in w], said
-    if ar.available():
-        sc = ar.assimp_scene(out, tmp_path)     # assimp refuses repeated bone names
-        assert len({b.name for m in sc.meshes for b in m.bones}) == len(NAMES)
-        assert len(sc.animations) == 1 and len(sc.animations[0].channels) == len(NAMES)  # every bone still animated
+    sc = ar.assimp_scene(out, tmp_path)     # assimp refuses repeated bone names
+    assert len({b.name for m in sc.meshes for b in m.bones}) == len(NAMES)
+    assert len(sc.animations) == 1 and len(sc.animations[0].channels) == len(NAMES)  # every bone still animated
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.import_scene.xfile(filepath=str(out)) == {"FINISHED"}
     arm = next(o for o in bpy.context.scene.objects if o.type == "ARMATURE")

@@ -122,7 +122,6 @@ def _blender_to_x_space(points: np.ndarray) -> np.ndarray:
     return np.stack((points[..., 0], points[..., 2], -points[..., 1]), axis=-1)
 
 
-@pytest.mark.skipif(not ar.available(), reason="assimp-utils not installed")
 @pytest.mark.parametrize("case", list(CASES))
 def test_x_export_writes_what_blender_shows(bpy, tmp_path, case):
     ao, mo, action = rig.build(bpy)
@@ -138,7 +137,6 @@ def test_x_export_writes_what_blender_shows(bpy, tmp_path, case):
     assert worst <= REL
 
 
-@pytest.mark.skipif(not ar.available(), reason="assimp-utils not installed")
 def test_x_export_of_keys_at_negative_frames_moves_them_to_tick_0_and_says_so(bpy, tmp_path, capfd):
     ao, mo, action = rig.build(bpy)
     sk = ext("operators.source_keys")

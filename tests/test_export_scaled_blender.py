@@ -93,7 +93,6 @@ def _placed_import(bpy, scale, frames):
     return ao, axes, clip, want, rig.size(want[0])
 
 
-@pytest.mark.skipif(not ar.available(), reason="assimp-utils not installed")
 @pytest.mark.parametrize("scale,bake", [("uniform", True), ("non_uniform", True), ("non_uniform", False),
                                         ("mirrored", True)],
                          ids=["uniform", "non_uniform", "non_uniform_fcurves", "mirrored"])
@@ -114,7 +113,6 @@ def test_x_export_of_a_scaled_turned_parented_armature_writes_what_blender_shows
     assert by_assimp <= REL and by_reader <= REL
 
 
-@pytest.mark.skipif(not ar.available(), reason="assimp-utils not installed")
 @pytest.mark.parametrize("scale", [None, (1.0, 1.0, 1.0), (1.0, 2.0, 0.5)], ids=["unmoved", "moved", "scaled"])
 def test_x_export_of_a_moved_imported_rig_writes_what_blender_shows(bpy, tmp_path, scale):
     """A rig an import made, moved (or scaled) as an object, with its

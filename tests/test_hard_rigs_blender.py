@@ -18,9 +18,7 @@ Every check is Blender's evaluated deformation against the core's evaluation
 ``x_hard_rigs`` and are read by assimp too."""
 from __future__ import annotations
 
-import shutil
-import subprocess
-
+import assimp_reading as ar
 import export_checks as rig
 import numpy as np
 import pytest
@@ -56,10 +54,7 @@ def _verify_every_clip(bpy, path, meshes=None, arm=None):
 
 
 def _assimp_reads(path) -> None:
-    exe = shutil.which("assimp")
-    if exe is None:
-        pytest.skip("assimp-utils not installed")
-    out = subprocess.run([exe, "info", str(path)], capture_output=True, text=True, timeout=120)
+    out = ar.run("info", path, timeout=120)
     assert out.returncode == 0 and "Meshes:" in out.stdout, out.stdout + out.stderr
 
 

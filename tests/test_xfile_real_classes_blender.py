@@ -7,10 +7,9 @@ come from the files (a fresh parse) and from geometry, never from what the
 import built."""
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
+import assimp_reading as ar
 import numpy as np
 import pytest
 from blender_checks import ext, imported, play, reference, save_png, verify
@@ -195,9 +194,8 @@ def test_turned_faces_export_as_the_file_winds_them(bpy, tmp_path):
     got = next(iter(all_meshes(read_xfile(out))))
     a, b = src.positions[src.face_indices], got.positions[got.face_indices]
     assert a.shape == b.shape and np.abs(a - b).max() <= 1e-5 * np.abs(a).max()
-    if shutil.which("assimp"):
-        res = subprocess.run(["assimp", "info", str(out)], capture_output=True, text=True, timeout=120)
-        assert res.returncode == 0 and "Meshes:             1" in res.stdout
+    res = ar.run("info", out, timeout=120)
+    assert res.returncode == 0 and "Meshes:             1" in res.stdout, res.stdout + res.stderr
 
 
 def _assimp_faces(path: Path, tmp: Path) -> np.ndarray:
@@ -205,7 +203,7 @@ def _assimp_faces(path: Path, tmp: Path) -> np.ndarray:
     (``assimp export`` to OBJ: its frames applied, its winding as it shows it)."""
     tmp.mkdir(parents=True, exist_ok=True)
     out = tmp / (path.stem + ".obj")
-    res = subprocess.run(["assimp", "export", str(path), str(out)], capture_output=True, text=True, timeout=120)
+    res = ar.run("export", path, out, timeout=120)
     assert res.returncode == 0 and out.exists(), res.stdout + res.stderr
     v, f = [], []
     for line in out.read_text().splitlines():
@@ -249,9 +247,8 @@ def test_a_mirrored_skinned_cube_faces_out_and_exports_its_own(bpy, path, tmp_pa
     ma = [sw.matrix_offset for sw in src.skin_weights]
     mb = [sw.matrix_offset for sw in back.skin_weights]
     assert len(ma) == len(mb) and all(np.abs(x - y).max() <= 1e-6 for x, y in zip(ma, mb))
-    if shutil.which("assimp"):
-        fa, fb = _assimp_faces(path, tmp_path / "a"), _assimp_faces(out, tmp_path / "b")
-        assert fa.shape == fb.shape and np.abs(fa - fb).max() <= 1e-5
+    fa, fb = _assimp_faces(path, tmp_path / "a"), _assimp_faces(out, tmp_path / "b")
+    assert fa.shape == fb.shape and np.abs(fa - fb).max() <= 1e-5
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.import_scene.xfile(filepath=str(out)) == {"FINISHED"}
     _arm, meshes = imported(bpy)
@@ -285,8 +282,7 @@ def test_an_object_that_mirrors_exports_the_side_it_shows(bpy, tmp_path, scale):
     g = np.cross(m.positions[m.face_indices].reshape(-1, 4, 3),
                  np.roll(m.positions[m.face_indices].reshape(-1, 4, 3), -1, axis=1)).sum(axis=1)
     assert (np.einsum("ij,ij->i", g, normals) * np.sign(np.prod(scale)) > 0).all()
-    if shutil.which("assimp"):
-        assert _away(_assimp_faces(out, tmp_path / "assimp")) == 1.0
+    assert _away(_assimp_faces(out, tmp_path / "assimp")) == 1.0
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.import_scene.xfile(filepath=str(out)) == {"FINISHED"}
     _arm, meshes = imported(bpy)

@@ -84,6 +84,8 @@ def run_py(args: list[str]) -> int:
     py = ensure_env()
     env = dict(os.environ)
     env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    # the environment's commands (assimp, from cmeel-assimp) first on PATH, as in an activated venv
+    env["PATH"] = os.pathsep.join([str(py.parent), *filter(None, [env.get("PATH")])])
     return subprocess.call([str(py), *args], cwd=ROOT, env=env)
 
 
@@ -140,7 +142,9 @@ def main(argv: list[str]) -> int:
     if cmd == "test":
         paths = [a for a in rest if not a.startswith("-")]
         note = irrlicht_note(paths, rest)
-        code = run_py(["-m", "pytest", "-p", "no:cacheprovider", *([] if paths else ["tests"]), *rest])
+        # -rfEsx: failures and errors (pytest's default) and every skip and xfail listed with its reason in
+        # the summary (an -r... of the caller replaces it)
+        code = run_py(["-m", "pytest", "-p", "no:cacheprovider", "-rfEsx", *([] if paths else ["tests"]), *rest])
         if note:
             print(note, flush=True)
         return code

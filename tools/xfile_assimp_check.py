@@ -8,8 +8,10 @@ symmetric nearest-neighbour distance over the point sets (assimp splits
 vertices per corner, so vertex orders differ). Passing: within 1e-3 of the
 model size.
 
-    apt-get install -y assimp-utils
     python3.11 tools/run.py py tools/xfile_assimp_check.py [FILES...]
+
+(``assimp`` comes with the pinned environment: cmeel-assimp in requirements.txt
+puts it beside the environment's python, where it is looked up first.)
 
 Like with like
 --------------
@@ -32,6 +34,9 @@ Like with like
   ``assimp info`` and an .obj export read it; the glTF2 export segfaults. Its
   mesh is skinned to joint1..joint4 but only joint1/joint2 exist as frames,
   and assimp's glTF2 ``ExportSkin`` dereferences the node of every bone.
+  ship.x: assimp 6.0.5's glTF2 export crashes writing its animation
+  (``glTF2::Write(..., Animation&, ...)``; assimp 5.2 exported it). Through
+  cmeel's ``bin/assimp`` launcher a crash by signal N shows as exit 256 - N.
 
 Known differences of assimp's reading (explained in the last column)
 --------------------------------------------------------------------
@@ -48,13 +53,16 @@ explains the difference:
   FrameTransformMatrix (tiny_4anim.x: the Bip01_Footsteps mesh loses its
   1.51424 scale).
 * ``glTF 4 weights``: assimp's glTF2 ``ExportSkin`` keeps at most 4
-  influences per vertex: the first four in bone order, then each further one
-  overwrites the first slot holding a smaller weight; influences are skipped
-  once the four sum to >= 1; no renormalisation (bat.x: up to 6 influences).
+  influences per vertex: since assimp 6.0 (the pinned 6.0.5) its four largest
+  weights; no renormalisation (bat.x: up to 6 influences). (assimp 5.2 kept
+  the first four in bone order, then each further one overwrote the first
+  slot holding a smaller weight, skipping influences once the four summed to
+  >= 1.)
 """
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import struct
 import subprocess
@@ -160,6 +168,19 @@ def _strip_animations(glb: Path, out: Path) -> Path:
     return out
 
 
+def _assimp() -> str | None:
+    """The ``assimp`` command, the environment's (beside its python) first."""
+    return shutil.which("assimp", path=os.pathsep.join(filter(None, [str(Path(sys.executable).parent),
+                                                                     os.environ.get("PATH")])))
+
+
+def _signal(returncode: int) -> int:
+    """The signal that ended assimp (0: none). cmeel's ``bin/assimp`` is a
+    Python launcher that exits with its child's return code, -N for signal N,
+    which becomes the exit status 256 - N (assimp's own codes are small)."""
+    return -returncode if returncode < 0 else 256 - returncode if returncode > 128 else 0
+
+
 def assimp_glb(path: Path, tmp: Path, ref: "Reference") -> tuple[Path | None, str]:
     """``assimp export`` to .glb; (None, reason) when assimp fails."""
     src, note = path, ""
@@ -168,9 +189,9 @@ def assimp_glb(path: Path, tmp: Path, ref: "Reference") -> tuple[Path | None, st
         src = _ticks_patched(path, tmp, tps)
         note = f"AnimTicksPerSecond {tps} given to assimp"
     glb = tmp / (path.stem + ".glb")
-    r = subprocess.run(["assimp", "export", str(src), str(glb)], capture_output=True, text=True)
-    if r.returncode < 0:
-        return None, f"assimp crashes (signal {-r.returncode})"
+    r = subprocess.run([_assimp() or "assimp", "export", str(src), str(glb)], capture_output=True, text=True)
+    if _signal(r.returncode):
+        return None, f"assimp crashes (signal {_signal(r.returncode)})"
     if r.returncode != 0 or not glb.exists():
         last = (r.stdout + r.stderr).strip().splitlines()[-1:] or [""]
         return None, f"assimp fails (exit {r.returncode}): {last[0][:60]}"
@@ -291,23 +312,13 @@ def assimp_gltf_influences(ref: Reference, mi: int):
     n = len(mesh.positions)
     if sk is None or not len(sk.vertex) or np.bincount(sk.vertex, minlength=n).max() <= 4:
         return None
-    slot_w = np.zeros((n, 4), dtype=np.float32)
-    slot_j = np.full((n, 4), -1, dtype=np.int64)
-    used = np.zeros(n, dtype=np.int64)
-    # assimp iterates bones (SkinWeights, file order) then their weights: the skin's order
-    for v, j, w in zip(sk.vertex, sk.joint, sk.weight.astype(np.float32)):
-        if slot_w[v].sum(dtype=np.float32) >= 1.0:
-            continue
-        if used[v] > 3:
-            hit = np.nonzero(slot_w[v] < w)[0]
-            if len(hit):
-                slot_w[v, hit[0]], slot_j[v, hit[0]] = w, j
-        else:
-            slot_w[v, used[v]], slot_j[v, used[v]] = w, j
-            used[v] += 1
-    keep = slot_j >= 0
-    verts = np.broadcast_to(np.arange(n)[:, None], (n, 4))
-    return skinning.Influences.from_sparse(n, verts[keep], slot_j[keep], slot_w[keep].astype(np.float64))
+    w = sk.weight.astype(np.float32)
+    # each vertex's influences by weight, largest first (ties in the skin's order: assimp's std::sort may
+    # order them either way), the first four kept
+    order = np.lexsort((np.arange(len(w)), -w, sk.vertex))
+    first = np.searchsorted(sk.vertex[order], sk.vertex[order])
+    keep = order[np.arange(len(order)) - first < 4]
+    return skinning.Influences.from_sparse(n, sk.vertex[keep], sk.joint[keep], w[keep].astype(np.float64))
 
 
 def assimp_model_points(ref: Reference, clip, frame: float | None, fps: float):
@@ -410,8 +421,9 @@ def check(bpy, path: Path, tmp: Path, n_times: int = 4):
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if shutil.which("assimp") is None:
-        print("assimp not found: apt-get install -y assimp-utils", file=sys.stderr)
+    if _assimp() is None:
+        print("assimp not found: it belongs to the pinned environment (cmeel-assimp in requirements.txt); "
+              "run through python3.11 tools/run.py", file=sys.stderr)
         return 2
     files = [Path(a) for a in argv] or sorted(p for p in CORPUS.rglob("*")
                                               if p.suffix.lower() == ".x" and p.name not in BROKEN)
