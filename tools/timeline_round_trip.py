@@ -58,8 +58,9 @@ def check(path: Path, target: str, out_dir: Path) -> str:
             err = float(np.linalg.norm(a[counts[mesh] + vertex] - b, axis=1).max()) / size
             if err > worst:
                 worst, at = err, f
-    return (f"{path.name}: {len(src.clips)} set(s), timeline {lo:g}..{hi:g} -> sets {[s.name for s in xf.animation_sets]}"
-            f", key types {kinds}, tracks (first, last, keys) {sorted(times)[:3]}, "
+    sets = [s.name for s in xf.animation_sets]
+    return (f"{path.name}: {len(src.clips)} set(s), timeline {lo:g}..{hi:g} -> sets {sets}, key types {kinds}, "
+            f"tracks (first, last, keys) {sorted(times)[:3]}, "
             f"AnimTicksPerSecond {xf.anim_ticks_per_second}; worst {worst:.3g} of the model size at frame {at:g}; "
             f"{len(w)} warning(s){': ' + w[0] if len(w) else ''}")
 
