@@ -386,3 +386,34 @@ def test_convert_and_verify_take_a_target_and_ranges_on_the_command_line(tmp_pat
     checked = [x.split(":")[0] for x in r.stdout.splitlines() if x.startswith("'")]
     assert checked == ["'stand'", "'sit'", "'lay'", "'walk'", "'mine'", "'walk_mine'"]
     assert r.stdout.splitlines()[-1].startswith("PASS")
+
+
+def test_assimp_plays_the_game_targets_alike(tmp_path):
+    """assimp (a reader we did not write) reads the DarkBASIC file in text
+    and compressed binary (the templates declared in both encodings) and
+    the Irrlicht file: one animation, a channel per animated bone, and at
+    every frame of the timeline the same skinned points from matrix keys
+    (DarkBASIC) as from rotation and position keys (Irrlicht)."""
+    import assimp_reading as ar
+
+    files = {}
+    for target, storage in (("DARKBASIC", "text"), ("DARKBASIC", "binary_compressed"), ("IRRLICHT", "binary")):
+        out = tmp_path / f"{target}_{storage}" / "humanoid.x"
+        out.parent.mkdir()
+        convert([str(p) for p in RITE], str(out), write_options={"target": target, "storage": storage},
+                warnings=Warnings())
+        files[(target, storage)] = ar.assimp_scene(out, tmp_path)
+    animated = {a.frame_name for a in read_xfile(tmp_path / "IRRLICHT_binary" / "humanoid.x").animation_sets[0]
+                .animations}
+    for key, scene in files.items():
+        assert len(scene.animations) == 1 and set(scene.animations[0].channels) == animated, key
+    ref = files[("IRRLICHT", "binary")]
+    size = ar.size(ref.points())
+    worst = 0.0
+    for tick in range(0, 77, 3):
+        want = np.concatenate(ref.points(ref.animations[0], float(tick)))
+        for key, scene in files.items():
+            got = np.concatenate(scene.points(scene.animations[0], float(tick)))
+            worst = max(worst, float(np.abs(got - want).max()) / size)
+    print(f"assimp: DarkBASIC (text, compressed binary) against Irrlicht, frames 0-76: {worst:.3g} of the model size")
+    assert worst <= 1e-5
