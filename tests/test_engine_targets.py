@@ -412,7 +412,7 @@ def test_assimp_plays_the_game_targets_alike(tmp_path):
     worst = 0.0
     for tick in range(0, 77, 3):
         want = np.concatenate(ref.points(ref.animations[0], float(tick)))
-        for key, scene in files.items():
+        for scene in files.values():
             got = np.concatenate(scene.points(scene.animations[0], float(tick)))
             worst = max(worst, float(np.abs(got - want).max()) / size)
     print(f"assimp: DarkBASIC (text, compressed binary) against Irrlicht, frames 0-76: {worst:.3g} of the model size")
