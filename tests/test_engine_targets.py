@@ -417,3 +417,23 @@ def test_assimp_plays_the_game_targets_alike(tmp_path):
             worst = max(worst, float(np.abs(got - want).max()) / size)
     print(f"assimp: DarkBASIC (text, compressed binary) against Irrlicht, frames 0-76: {worst:.3g} of the model size")
     assert worst <= 1e-5
+
+
+def test_a_frame_that_only_holds_a_skinned_mesh_is_no_rite_joint(tmp_path):
+    """RiTE -> .X puts the skinned mesh in a frame of its own (Panda3D skips
+    a top-level mesh); .X -> RiTE leaves such frames out (RiTE has no mesh
+    frames): the round trip keeps the humanoid's 26 joints, as character.x's
+    'Player' frame (animated, moving nothing shown) is no joint either."""
+    from legacy_skin_io.io.rite.ram_reader import read_ram
+    from legacy_skin_io.scene.holders import mesh_holders
+
+    x = tmp_path / "h.x"
+    convert([str(p) for p in RITE[:2]], str(x), warnings=Warnings())
+    scene = by_id("xfile").read_scene([str(x)], warnings=Warnings())
+    assert [scene.skeleton.names[j] for j in np.flatnonzero(mesh_holders(scene))] == ["Male"]
+    convert([str(x)], str(tmp_path / "h.ram"), warnings=Warnings())
+    assert [j.name for j in read_ram(tmp_path / "h.ram").joints] == [j.name for j in read_ram(RITE[0]).joints]
+    character = by_id("xfile").read_scene([str(CHARACTER)], warnings=Warnings())
+    assert [character.skeleton.names[j] for j in np.flatnonzero(mesh_holders(character))] == ["Player"]
+    convert([str(CHARACTER)], str(tmp_path / "c.ram"), warnings=Warnings(), )
+    assert "Player" not in [j.name for j in read_ram(tmp_path / "c.ram").joints]

@@ -22,6 +22,7 @@ import numpy as np
 
 from ...core import quat, sampling
 from ...scene import AxisConversion, Clip, Mesh, Scene, Skeleton
+from ...scene.holders import without_mesh_holders
 from ...scene.validate import check_frame_count
 from ..atomic import Batch
 from ..errors import Deviation, FormatError, Warnings
@@ -507,6 +508,7 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, fps: f
     if not (np.isfinite(fps) and fps > 0):
         raise FormatError(f"fps must be a positive number, not {fps!r}", path=path)
     path = Path(path)
+    scene = without_mesh_holders(scene)       # a .X file's frames that only hold skinned meshes: not joints
     fwd = writer_axes(scene, axes)
     build = _RamBuild(scene, fwd.inverse(), warnings)
     anims: list[tuple[RaaAnimation, Path]] = []
@@ -555,6 +557,8 @@ def write_animation(scene: Scene, clip: Clip, path, *, warnings: list[str] | Non
     warnings = warnings if warnings is not None else Warnings()
     if scene.skeleton is None:
         raise FormatError("no skeleton to animate", path=path)
+    scene = without_mesh_holders(replace(scene, clips=[clip]))     # the joints write_scene writes
+    clip = scene.clips[0]
     fwd = writer_axes(scene, axes)
     build = _RamBuild(scene, fwd.inverse(), warnings)
     _clip_flags(build, clip)
