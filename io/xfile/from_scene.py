@@ -70,6 +70,18 @@ def _whole_ticks(times: np.ndarray, what: str, warnings: list[str]) -> np.ndarra
     return ticks
 
 
+#: what writing the meshes changed (``_SceneWriter.mesh_counts``), one line each
+_MESH_LINES = {
+    "limited": "Max Influences {m}: {n} vertices kept their {m} strongest bone weights, renormalised ({where})",
+    "conflicts": "Irrlicht keeps one bind per bone: {n} vertices of meshes bound differently cannot follow their "
+                 "bones exactly ({where})",
+    "over_gpu": "{n} vertices have more than {g} bone weights, which DarkBASIC's and FPS Creator's bone shaders "
+                "do not skin ({where}): set Max Influences to {g}",
+    "bones": "meshes skinned by more than {b} bones, which DarkBASIC's and FPS Creator's bone shaders do not "
+             "skin: {where}",
+}
+
+
 class _SceneWriter:
     """One scene -> XFile (see :func:`xfile_from_scene`)."""
 
@@ -358,26 +370,12 @@ class _SceneWriter:
 
     def report_meshes(self) -> None:
         """One line per kind of change writing the meshes made (:class:`.mesh_out.MeshReport`)."""
-        def each(what: str) -> tuple[int, str]:
+        for what, line in _MESH_LINES.items():
             counts = self.mesh_counts.get(what, {})
-            return sum(counts.values()), ", ".join(f"{n!r} {k}" for n, k in list(counts.items())[:8])
-
-        n, where = each("limited")
-        if n:
-            self.warnings.append(f"Max Influences {self.max_influences}: {n} vertices kept their {self.max_influences} "
-                                 f"strongest bone weights, renormalised ({where})")
-        n, where = each("conflicts")
-        if n:
-            self.warnings.append(f"Irrlicht keeps one bind per bone: {n} vertices of meshes bound differently "
-                                 f"cannot follow their bones exactly ({where})")
-        n, where = each("over_gpu")
-        if n:
-            self.warnings.append(f"{n} vertices have more than {GPU_WEIGHTS} bone weights, which DarkBASIC's and FPS "
-                                 f"Creator's bone shaders do not skin ({where}): set Max Influences to {GPU_WEIGHTS}")
-        n, where = each("bones")
-        if n:
-            self.warnings.append(f"meshes skinned by more than {GPU_BONES} bones, which DarkBASIC's and FPS Creator's "
-                                 f"bone shaders do not skin: {where}")
+            if counts:
+                where = ", ".join(f"{n!r} {k}" for n, k in list(counts.items())[:8])
+                self.warnings.append(line.format(n=sum(counts.values()), where=where, m=self.max_influences,
+                                                 g=GPU_WEIGHTS, b=GPU_BONES))
 
     def timeline(self, xf: XFile) -> None:
         """Every clip on one frame-numbered timeline (a one-timeline target:

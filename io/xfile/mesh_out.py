@@ -11,8 +11,9 @@ split by their corners' normals too, and each vertex gets its one normal:
 Irrlicht and DarkBASIC keep one normal per vertex, the last corner's.
 
 Irrlicht keeps one offset (bind) per joint for all meshes: for it each
-skinned mesh is put on the skeleton's bind pose (:func:`...core.rebind.place_skin`),
-its vertices in model space and its offsets the joints' inverse binds.
+skinned mesh is put on the skeleton's bind pose, its vertices in model
+space (as :mod:`...core.rebind` re-expresses them for Blender's armature)
+and its offsets the joints' inverse binds.
 """
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ from typing import Callable
 import numpy as np
 
 from ...core.faces import corner_order, triangulate
-from ...core.rebind import place_skin
 from ...core.skinning import limit_influences
 from ...scene import Mesh
 from ..rows import dedupe_rows
@@ -183,21 +183,34 @@ def xmesh(m: Mesh, name: str | None, opts: MeshOptions, rev: np.ndarray, materia
 def _on_binds(pos, corners, normals, skin, opts: MeshOptions, placed_at):
     """A skinned mesh moved onto the skeleton's binds (module doc):
     (positions in model space, normals, offsets = the joints' inverse binds,
-    vertices that cannot be placed so)."""
+    vertices that cannot be placed so). Each vertex goes where its joints'
+    ``bind @ offset`` put it (the same place for each of its joints when the
+    mesh is bound like the skeleton, or bound otherwise rigidly where the
+    vertex's joints agree: exact); a vertex whose joints disagree goes to
+    their weighted mean (counted); an unweighted one where the mesh is
+    placed at the default pose."""
     joints = np.asarray(skin.joints, dtype=np.int64)
-    at = np.eye(4) if placed_at is None else np.asarray(placed_at, dtype=np.float64)
-    pl = place_skin(pos, joints, skin.inverse_bind, skin.vertex, skin.joint, skin.weight, opts.bind, at,
-                    1e-6 * max(opts.size, 1e-12))
-    e = pl.matrix
-    out = pl.positions @ e[:3, :3].T + e[:3, 3]
+    bind = np.asarray(opts.bind, dtype=np.float64)
+    e = bind[joints] @ np.asarray(skin.inverse_bind, dtype=np.float64)           # (B, 4, 4) mesh -> model
+    w = np.asarray(skin.weight, dtype=np.float64)
+    keep = w > 0
+    v, slot, w = np.asarray(skin.vertex)[keep], np.searchsorted(joints, np.asarray(skin.joint)[keep]), w[keep]
+    V = len(pos)
+    m = np.zeros((V, 4, 4))
+    np.add.at(m, v, w[:, None, None] * e[slot])
+    total = np.bincount(v, weights=w, minlength=V)
+    weighted = total > 0
+    m[weighted] /= total[weighted, None, None]
+    m[~weighted] = np.eye(4) if placed_at is None else np.asarray(placed_at, dtype=np.float64)
+    out = np.einsum("vij,vj->vi", m[:, :3, :3], pos) + m[:, :3, 3]
+    at = np.einsum("nij,nj->ni", e[slot, :3, :3], pos[v]) + e[slot, :3, 3]          # each joint's own place
+    spread = np.zeros(V)
+    np.maximum.at(spread, v, np.linalg.norm(at - out[v], axis=1))
     if normals is not None:
-        if pl.moved.any():
-            lin = e[None, :3, :3] @ pl.vertex_transform[corners]
-            normals = np.linalg.solve(np.swapaxes(lin, -1, -2), normals[..., None])[..., 0]
-        else:
-            normals = normals @ np.linalg.inv(e[:3, :3])
-    ib = np.linalg.inv(np.asarray(opts.bind, dtype=np.float64)[joints])
-    return out, normals, ib, int(pl.conflict.sum())
+        lin = m[corners, :3, :3]
+        normals = np.linalg.solve(np.swapaxes(lin, -1, -2), normals[..., None])[..., 0]
+    ib = np.linalg.inv(bind[joints])
+    return out, normals, ib, int((spread > 1e-6 * max(opts.size, 1e-12)).sum())
 
 
 def _skin(xm: XMesh, joints, ib, wv, wj, ww, vmap, V: int, opts: MeshOptions, rep: MeshReport) -> None:
