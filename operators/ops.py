@@ -61,8 +61,12 @@ def _axes(op, fmt: Format, scale: float | None = None):
 
 
 def _format_values(op) -> dict:
-    """The operator's values of the format's own options."""
-    return {n: getattr(op, n) for n in op.format_options}
+    """The operator's values of the format's own options (a file path made
+    absolute: Blender spells a path under the .blend's folder "//...")."""
+    paths = {s.id for s in (op.format.import_options + op.format.anim_import_options + op.format.export_options)
+             if s.kind == "path"}
+    return {n: bpy.path.abspath(v) if n in paths and v else v
+            for n, v in ((n, getattr(op, n)) for n in op.format_options)}
 
 
 def draw_sections(op, sections) -> None:
@@ -358,8 +362,8 @@ def _prop(spec):
     if spec.kind == "float":
         return FloatProperty(min=spec.min if spec.min is not None else -1e30,
                              max=spec.max if spec.max is not None else 1e30, **kw)
-    if spec.kind == "path":
-        return StringProperty(subtype="FILE_PATH", **kw)
+    if spec.kind == "path":       # "//" paths under the .blend's folder allowed (made absolute: _format_values)
+        return StringProperty(subtype="FILE_PATH", options={"PATH_SUPPORTS_BLEND_RELATIVE"}, **kw)
     return BoolProperty(**kw)
 
 

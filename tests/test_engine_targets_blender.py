@@ -14,6 +14,7 @@ the action playing alone), at every frame of every range the export wrote.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from blender_checks import ext, imported
 from conftest import DATA, SAMPLES
 from engine_checks import ranges_of, source_vertices, split_vertices, worst
@@ -222,3 +223,17 @@ def test_character_x_with_player_api_ranges_in_blender_and_back(bpy, irrlicht, t
     print(f"character.x -> Blender -> IRRLICHT: {len(frames)} frames, worst {err:.3g} of the model size at frame "
           f"{frames[f]:g}")
     assert err <= BOUND
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")      # Blender's "does not support blend relative" included
+def test_a_ranges_file_relative_to_the_blend_file(bpy, tmp_path):
+    """The file browser gives a path under the saved .blend's folder as
+    "//name": the import reads it there."""
+    import shutil
+
+    shutil.copy(PLAYER_API, tmp_path / "anims.lua")
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "scene.blend"))
+    assert bpy.ops.import_scene.xfile(filepath=str(CHARACTER), ranges="//anims.lua") == {"FINISHED"}
+    arm, _ = imported(bpy)
+    assert sorted(t.name for t in arm.animation_data.nla_tracks) == ["lay", "mine", "sit", "stand", "walk",
+                                                                     "walk_mine"]
