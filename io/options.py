@@ -37,9 +37,9 @@ class Option:
     property's name); the kind follows from ``items`` (an enum: (value,
     label, description) each, e.g. a first item ("AUTO", "Automatic", ...)
     as the default) or else from the type of ``default`` (bool, int,
-    float, or str: a file path, "" for none). ``panel`` is the operator section it is drawn in ("Transform",
-    "Armature", "Animation", "Include", "File"; another name gets a section
-    of its own). ``flags`` are its command-line flags, the first one the
+    float, or str: a file path, "" for none). ``panel`` is the operator
+    section it is drawn in ("Transform", "Armature", "Animation", "Include",
+    "File"; another name gets a section of its own). ``flags`` are its command-line flags, the first one the
     main one (default: ``--`` and the id with dashes); ``aliases`` more
     command-line spellings of enum values, as (spelling, value) pairs.
     """

@@ -63,9 +63,7 @@ def _axes(op, fmt: Format, scale: float | None = None):
 def _format_values(op) -> dict:
     """The operator's values of the format's own options (a file path made
     absolute: Blender spells a path under the .blend's folder "//...")."""
-    paths = {s.id for s in (op.format.import_options + op.format.anim_import_options + op.format.export_options)
-             if s.kind == "path"}
-    return {n: bpy.path.abspath(v) if n in paths and v else v
+    return {n: bpy.path.abspath(v) if n in op.path_options and v else v
             for n, v in ((n, getattr(op, n)) for n in op.format_options)}
 
 
@@ -128,6 +126,7 @@ class _FileImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # th
 
     format: Format
     format_options: tuple[str, ...] = ()
+    path_options: frozenset[str] = frozenset()     # the format options that are file paths
 
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
@@ -261,6 +260,7 @@ def find_armature(context):
 class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the stubs' invoke/check signatures differ
     format: Format
     format_options: tuple[str, ...] = ()
+    path_options: frozenset[str] = frozenset()     # the format options that are file paths
     use_selection: BoolProperty(name="Selected Objects", default=False,
                                 description="Export only the selected objects (and the armature's meshes)")
     use_visible: BoolProperty(name="Visible Objects", default=False, description="Export only visible objects")
@@ -379,6 +379,7 @@ def _operator(base, fmt: Format, idname: str, label: str, doc: str, suffixes: tu
     attrs = {"__doc__": doc, "bl_idname": idname, "bl_label": label,
              "bl_options": {"REGISTER", "UNDO", "PRESET"} if undo else {"REGISTER", "PRESET"},
              "filename_ext": suffixes[0], "format": fmt, "format_options": tuple(s.id for s in specs),
+             "path_options": frozenset(s.id for s in specs if s.kind == "path"),
              "__annotations__": ann}
     if hasattr(base, "SECTIONS"):
         attrs["SECTIONS"] = with_format_options(base.SECTIONS, specs, fmt)

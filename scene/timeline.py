@@ -40,43 +40,42 @@ class Range:
 
 @dataclass(frozen=True)
 class Placement:
-    """Where a clip goes on the timeline: its samples (scene ``frames`` and
-    clip ``times``, whole frames; a cycling clip ends on the frame of its
-    wrap, which shows the cycle's start) and the timeline frame of the first."""
+    """Where a clip goes on the timeline: the clip times it is sampled at,
+    one a timeline frame (whole frames; a cycling clip ends on the frame of
+    its wrap, which shows the cycle's start), and the timeline frame of the
+    first."""
 
     clip: Clip
     name: str
-    frames: np.ndarray
     times: np.ndarray
     start: int
 
     @property
     def end(self) -> int:
-        return self.start + len(self.frames) - 1
+        return self.start + len(self.times) - 1
 
     @property
     def range(self) -> Range:
         return Range(self.name, self.start, self.end)
 
 
-def _samples(clip: Clip, fps: float) -> tuple[np.ndarray, np.ndarray]:
-    """(scene frames, clip times) the clip is sampled at: for a clip cut from
-    a timeline, each of its timeline's frames (its own time units: the file's
+def _samples(clip: Clip, fps: float) -> np.ndarray:
+    """The clip times the clip is sampled at: for a clip cut from a
+    timeline, each of its timeline's frames (its own time units: the file's
     key times, which the engines take as frames, whatever the scene's frame
     rate); else every whole scene frame covering it, as
     :meth:`Clip.bake_frames` gives them (the cycle's wrap included), the
     times of frames beyond the clip's own range held at its ends."""
     if TIMELINE in (clip.extras or {}):
         times = np.arange(np.floor(clip.start + 1e-9), np.ceil(clip.end - 1e-9) + 1.0)
-        times = np.clip(times, clip.start, clip.end) if len(times) else np.array([clip.start])
-        return clip.to_frames(times, fps), times
+        return np.clip(times, clip.start, clip.end) if len(times) else np.array([clip.start])
     frames, times = clip.bake_frames(fps)
     f0, f1 = clip.frame_range(fps)
     plain = clip.cycle is None or clip.cycle[1] - clip.cycle[0] <= 0
     outside = (frames < f0 - 1e-9) | (frames > f1 + 1e-9) if plain else (frames < f0 - 1e-9)
     if outside.any():
         times = np.where(outside, clip.to_times(np.clip(frames, f0, f1), fps), times)
-    return frames, times
+    return times
 
 
 def _unique_names(names: list[str]) -> list[str]:
@@ -100,18 +99,12 @@ def layout(clips: list[Clip], fps: float, warnings: list[str] | None = None) -> 
     to move are reported."""
     warnings = warnings if warnings is not None else []
     names = _unique_names([c.name for c in clips])
-    samples = [_samples(c, fps) for c in clips]
+    times = [_samples(c, fps) for c in clips]
+    cut = [i for i, c in enumerate(clips) if TIMELINE in (c.extras or {})]
     kept: list[Placement] = []
-    moved: list[int] = []
-    placed_at = [int(np.floor((t if TIMELINE in (c.extras or {}) else f)[0] + 1e-9))
-                 for c, (f, t) in zip(clips, samples)]
-    order = sorted(range(len(clips)), key=lambda i: placed_at[i])
-    for i in order:
-        frames, times = samples[i]
-        if TIMELINE not in (clips[i].extras or {}):
-            moved.append(i)
-            continue
-        p = Placement(clips[i], names[i], frames, times, placed_at[i])
+    moved = [i for i in range(len(clips)) if i not in cut]
+    for i in sorted(cut, key=lambda i: times[i][0]):
+        p = Placement(clips[i], names[i], times[i], int(np.floor(times[i][0] + 1e-9)))
         if p.start < 0 or any(not (p.end < k.start or p.start > k.end) for k in kept):
             warnings.append(f"{p.name}: frames {p.start}..{p.end} overlap another clip's (or start before 0): "
                             f"moved to the end of the timeline")
@@ -121,8 +114,7 @@ def layout(clips: list[Clip], fps: float, warnings: list[str] | None = None) -> 
     cursor = max((k.end for k in kept), default=-2) + 2
     out = list(kept)
     for i in sorted(moved):
-        frames, times = samples[i]
-        p = Placement(clips[i], names[i], frames, times, cursor)
+        p = Placement(clips[i], names[i], times[i], cursor)
         out.append(p)
         cursor = p.end + 2
     return sorted(out, key=lambda p: p.start)

@@ -120,10 +120,11 @@ def split_maps(written) -> list:
     the reader's mesh order; None where it has none): for each vertex the
     source vertex it was split from (an exporter splits vertices at UV seams
     and material borders; the source's own vertex keeps its index)."""
+    from engine_checks import reader_meshes
+
     from legacy_skin_io.io.xfile.reader import read_xfile
 
-    xf = read_xfile(written)
-    return [m.duplicates for m in [m for f in xf.all_frames() for m in f.meshes] + list(xf.meshes)]
+    return [m.duplicates for m in reader_meshes(read_xfile(written))]
 
 
 def match_meshes(ref, meshes: dict, written=None, maps: dict | None = None) -> dict:

@@ -3,6 +3,7 @@
 applies are in :mod:`.conventions`)."""
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from ...scene.timeline import TIMELINE, Placement, describe, layout, timeline_fp
 from ...scene.validate import MAX_FRAME, check_frame_count
 from ..atomic import Batch
 from ..errors import FormatError, Warnings, result
+from ..paths import is_regular
 from ..ranges import ranges_path, write_ranges
 from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, key_from_rotation, shown_alpha
 from .key_tables import MAX_KEY_TIME
@@ -46,14 +48,6 @@ def check_ticks(ticks: np.ndarray, what: str) -> None:
         raise FormatError(f"{what}: key times reach {peak:.4g} ticks, past the .X limit of {MAX_KEY_TIME - 1}: "
                           f"set a lower Ticks per Second (--ticks-per-second), a higher frame rate (the scene's, "
                           f"or convert's --fps), or shorten the animation")
-
-
-def _exists(path: Path) -> bool:
-    """Whether ``path`` is a file (False for a name the system refuses: too long)."""
-    try:
-        return path.is_file()
-    except OSError:
-        return False
 
 
 def _whole_ticks(times: np.ndarray, what: str, warnings: list[str]) -> np.ndarray:
@@ -169,7 +163,7 @@ class _SceneWriter:
         if bind is not None:
             placed_at = np.asarray(m.matrix, dtype=np.float64)
             if m.parent >= 0:
-                placed_at = sk.world()[int(m.parent)] @ placed_at
+                placed_at = self.default_world[int(m.parent)] @ placed_at
         xm, rep = xmesh(m, name, self.mesh_options(bind), self.reversed_faces(m, sizes), self.material,
                         bake=bake, placed_at=placed_at)
         label = m.name or name or "mesh"
@@ -180,15 +174,26 @@ class _SceneWriter:
             self.mesh_counts.setdefault("bones", {})[label] = rep.bones
         return xm
 
-    def mesh_options(self, bind) -> MeshOptions:
+    @cached_property
+    def default_world(self) -> np.ndarray:
+        """(J, 4, 4) the joints' world matrices at the default pose."""
         sk = self.scene.skeleton
+        return sk.world() if sk is not None else np.zeros((0, 4, 4))
+
+    @cached_property
+    def model_size(self) -> float:
+        """The extent of the skeleton and the meshes (at least 1): the scale of the meshes' tolerances."""
         size = 1.0
-        if sk is not None and len(sk):
-            size = max(size, float(np.ptp(sk.world()[:, :3, 3], axis=0).max()))
+        if len(self.default_world):
+            size = max(size, float(np.ptp(self.default_world[:, :3, 3], axis=0).max()))
         pts = [np.asarray(m.positions).reshape(-1, 3) for m in self.scene.meshes if len(m.positions)]
         if pts:
             size = max(size, float(np.ptp(np.concatenate(pts), axis=0).max()))
-        return MeshOptions(self.back, self.names, self.target, self.triangulate, self.max_influences, bind, size)
+        return size
+
+    def mesh_options(self, bind) -> MeshOptions:
+        return MeshOptions(self.back, self.names, self.target, self.triangulate, self.max_influences, bind,
+                           self.model_size)
 
     def reversed_faces(self, m: Mesh, sizes: np.ndarray) -> np.ndarray:
         """(F,) bool: the faces whose corners are written in reverse: all when
@@ -519,7 +524,7 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, storag
                                     lua=target == IRRLICHT, batch=batch)
     if writer.placements:
         result(warnings, describe(writer.placements, writer.timeline_fps))
-    elif _exists(ranges_path(path)):
+    elif is_regular(ranges_path(path)):     # (False for a name the system refuses: too long)
         warnings.append(f"{ranges_path(path).name} beside the file is not this export's (a DirectX export has no "
                         f"frame ranges): an import of {Path(path).name} would cut its animations at its ranges")
     return written

@@ -68,7 +68,7 @@ def timeline_set(target: str, placements: list[Placement], default_local: np.nda
     times = np.concatenate(ticks)
     if target == DARKBASIC and times[0] > 0:  # it extrapolates before a track's first key: start every one at 0
         m, times = np.concatenate((m[:1], m)), np.concatenate(([0.0], times))
-    matrix = key_type == "MATRIX" and target in MATRIX_KEYS
+    matrix = key_type == "MATRIX"           # (the writer asks it only of MATRIX_KEYS targets)
     if not matrix:
         t, r, s = sampling.decompose_trs(m)
         r = quat.make_continuous(quat.normalize(r), axis=0)
