@@ -126,9 +126,27 @@ class _Writer:
         e.float_member(float(mat.power))
         e.floats(np.asarray(mat.specular, dtype=np.float64).reshape(3))
         e.floats(np.asarray(mat.emissive, dtype=np.float64).reshape(3))
-        if mat.texture is not None:
+        for texture in ([mat.texture] if mat.texture is not None else []) + list(mat.more_textures):
             e.begin("TextureFilename")
-            e.string(mat.texture)
+            e.string(texture)
+            e.end()
+        if mat.effect is not None:
+            e.begin("EffectInstance")
+            e.string(mat.effect.filename)
+            for kind, name, value in mat.effect.params:
+                e.begin("EffectParam" + {"string": "String", "dword": "DWord", "floats": "Floats"}[kind])
+                e.string(name)
+                if kind == "string":
+                    e.string(str(value))
+                elif kind == "dword":
+                    e.dwords([int(value)])      # type: ignore[call-overload]
+                else:
+                    floats = np.asarray(value, dtype=np.float64).reshape(-1)
+                    _need(bool(np.isfinite(floats).all()), f"material {mat.name!r}: effect parameter {name!r} "
+                                                           f"is not finite")
+                    e.dwords([len(floats)])
+                    e.float_array(floats)
+                e.end()
             e.end()
         e.end()
 
