@@ -17,6 +17,9 @@ read from words in its name, as they appear in real files:
   ``g_tOpacity``; engines' ``g_NormalTexture``, ``NormalMap``,
   ``SpecularMap``, ``BumpMap``, ``EmissiveMap``, ``IllumMap``.
 
+One exporter writes a normal map as a ``NormalmapFilename`` object beside
+TextureFilename (assimp reads it): it is the normal map too.
+
 A parameter whose value is no image file name (``"None"``, an empty
 string) names no texture. The effect and all its parameters are kept
 (``extras["xfile"]["effect"]``) and written back with the same names, each
@@ -76,6 +79,10 @@ def read_maps(xm: XMaterial) -> tuple[str | None, dict[str, str], list[str], dic
                 texture = str(value)
             elif role in MAP_ROLES and role not in maps:
                 maps[str(role)] = str(value)
+    if xm.normal_map is not None:
+        maps.setdefault("normal", xm.normal_map)
+        effect = effect or {}
+        effect["normalmap_filename"] = True
     return texture, maps, list(xm.more_textures), effect
 
 
@@ -95,16 +102,19 @@ def _params(info: dict) -> list[tuple[str, str, object]] | None:
     return out
 
 
-def write_maps(mat: Material) -> tuple[str | None, list[str], XEffect | None]:
-    """(TextureFilename, further TextureFilename names, EffectInstance) of a
-    scene material: the effect it was read with, its texture parameters set
-    to the material's current textures of their roles; a TextureFilename for
-    the base colour when there is no effect or the file had one beside it."""
+def write_maps(mat: Material) -> tuple[str | None, list[str], XEffect | None, str | None]:
+    """(TextureFilename, further TextureFilename names, EffectInstance,
+    NormalmapFilename) of a scene material: the effect it was read with, its
+    texture parameters set to the material's current textures of their
+    roles; a TextureFilename for the base colour when there is no effect or
+    the file had one beside it; the normal map as NormalmapFilename when the
+    file wrote it so."""
     xinfo = mat.extras.get("xfile") if isinstance(mat.extras, dict) else None
     info = xinfo.get("effect") if isinstance(xinfo, dict) else None
+    normal = mat.maps.get("normal") if isinstance(info, dict) and info.get("normalmap_filename") else None
     params = _params(info) if isinstance(info, dict) and isinstance(info.get("file"), str) else None
     if params is None or not isinstance(info, dict):
-        return mat.texture, list(mat.more_textures), None
+        return mat.texture, list(mat.more_textures), None, normal
     current = dict(mat.maps)
     if mat.texture:
         current["diffuse"] = mat.texture
@@ -113,4 +123,4 @@ def write_maps(mat: Material) -> tuple[str | None, list[str], XEffect | None]:
         role = role_of(name) if kind == "string" and is_image_name(value) else None
         out.append((kind, name, current.get(role, value) if role is not None else value))
     texture = mat.texture if info.get("texture_filename", True) else None
-    return texture, list(mat.more_textures), XEffect(str(info["file"]), out)
+    return texture, list(mat.more_textures), XEffect(str(info["file"]), out), normal

@@ -144,11 +144,11 @@ class _SceneWriter:
             written = (m.extras.get("xfile") or {}).get("alpha") if isinstance(m.extras, dict) else None
             if isinstance(written, (int, float)) and rgba[3] == shown_alpha(float(written)):
                 rgba[3] = float(written)        # the file's own alpha, which the reader showed as rgba[3]
-            texture, more, effect = write_maps(m)
+            texture, more, effect, normal = write_maps(m)
             xm = XMaterial(name=self.material_names[index] or None, face_color=rgba, power=float(m.specular_power),
                            specular=np.asarray(m.specular, dtype=np.float64).reshape(-1)[:3].copy(),
                            emissive=np.asarray(m.emissive, dtype=np.float64).reshape(-1)[:3].copy(),
-                           texture=texture, more_textures=more, effect=effect)
+                           texture=texture, more_textures=more, effect=effect, normal_map=normal)
             self.material_cache[index] = xm
         return xm
 

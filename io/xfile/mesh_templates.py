@@ -287,11 +287,15 @@ class MeshTemplates(ObjectReader):
         for ident, mark in self.children(what):
             if ident in ("TextureFilename", "TextureFileName"):
                 self.begin(ident)
-                name = self.string(f"{what}: {ident}")
+                texture = self.string(f"{what}: {ident}")
                 if mat.texture is None:
-                    mat.texture = name
+                    mat.texture = texture
                 else:
-                    mat.more_textures.append(name)
+                    mat.more_textures.append(texture)
+                self.end(ident)
+            elif ident in ("NormalmapFilename", "NormalmapFileName"):
+                self.begin(ident)
+                mat.normal_map = self.string(f"{what}: {ident}")
                 self.end(ident)
             elif ident == "EffectInstance" and mat.effect is None:
                 self.count(what, mark)

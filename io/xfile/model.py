@@ -37,6 +37,8 @@ class XMaterial:
     #: the TextureFilename objects after the first, in file order
     more_textures: list[str] = field(default_factory=list)
     effect: XEffect | None = None
+    #: NormalmapFilename (one exporter's normal map beside TextureFilename; assimp reads it)
+    normal_map: str | None = None
 
 
 @dataclass(eq=False)

@@ -130,6 +130,10 @@ class _Writer:
             e.begin("TextureFilename")
             e.string(texture)
             e.end()
+        if mat.normal_map is not None:
+            e.begin("NormalmapFilename")
+            e.string(mat.normal_map)
+            e.end()
         if mat.effect is not None:
             e.begin("EffectInstance")
             e.string(mat.effect.filename)
