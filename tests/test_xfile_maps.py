@@ -110,10 +110,11 @@ def test_assimp_reads_both_sets_of_the_file_and_the_first_of_the_export(tmp_path
     coords = next(m for m in got.meshes if len(m.uvs) == 2)
     expected = _second_sets_from_text()["CoordsBox"]
     source = next(m for m in all_meshes(read_xfile(UV_SETS)) if m.name == "CoordsBox")
-    # assimp flips v (1 - v) and makes a vertex per corner: compare the distinct (position, set 0, set 1)
+    # assimp turns the file right-handed (z negated), flips v (1 - v) and makes a vertex per corner:
+    # compare the distinct (position, set 0, set 1)
     key_a = np.round(np.concatenate([coords.positions, coords.uvs[0][:, :2], coords.uvs[1][:, :2]], 1), 5)
     flip = np.array([0.0, 1.0]), np.array([1.0, -1.0])
-    key_b = np.round(np.concatenate([source.positions, flip[0] + source.uvs * flip[1], flip[0] + expected * flip[1]],
+    key_b = np.round(np.concatenate([source.positions * [1, 1, -1], flip[0] + source.uvs * flip[1], flip[0] + expected * flip[1]],
                                     1), 5)
     assert sorted(set(map(tuple, key_a))) == sorted(set(map(tuple, key_b)))
     scene = read_scene([UV_SETS])
