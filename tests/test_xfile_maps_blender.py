@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_xfile_maps import second_set
 from xfile_compare import all_meshes
 
 from legacy_skin_io.io.xfile import read_xfile
@@ -42,7 +43,7 @@ def test_two_uv_sets_import_as_two_uv_maps_and_export_both(bpy, tmp_path):
         assert [layer.name for layer in me.uv_layers] == ["UVMap", "UVMap.001"], name
         assert me.uv_layers.active.name == "UVMap"
         lv = _loops(me)                          # Blender keeps the file's vertices
-        for layer, values in (("UVMap", xm.uvs), ("UVMap.001", xm.extra_streams["TEXCOORD1"])):
+        for layer, values in (("UVMap", xm.uvs), ("UVMap.001", second_set(xm))):
             got = _uv(me, layer)
             assert np.allclose(got[:, 0], values[lv, 0], atol=1e-6) and \
                 np.allclose(got[:, 1], 1.0 - values[lv, 1], atol=1e-6), (name, layer)
@@ -55,7 +56,7 @@ def test_two_uv_sets_import_as_two_uv_maps_and_export_both(bpy, tmp_path):
             w = written[round(float(np.ptp(xm.positions)), 3)]
             assert sorted(w.extra_streams) == ["TEXCOORD1"], (storage, name)
             # corner by corner: the file's face corners against the written ones
-            for a, b in ((xm.uvs, w.uvs), (xm.extra_streams["TEXCOORD1"], w.extra_streams["TEXCOORD1"])):
+            for a, b in ((xm.uvs, w.uvs), (second_set(xm), w.extra_streams["TEXCOORD1"])):
                 assert np.abs(a[xm.face_indices] - b[w.face_indices]).max() < 1e-6, (storage, name)
     # written back, read back: two UV maps again
     bpy.ops.wm.read_homefile(use_empty=True)

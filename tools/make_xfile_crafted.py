@@ -309,8 +309,9 @@ def images() -> dict[str, bytes]:
     grey = np.repeat(checker, 3, -1) * 0.8 + 0.1
     return {"bricks_diffuse.png": png(colour((0.7, 0.3, 0.2), (0.8, 0.7, 0.6))), "bricks_normal.png": png(normal),
             "wall.png": png(colour((0.5, 0.5, 0.5), (0.7, 0.7, 0.7))), "first.png": png(colour((1, 0, 0), (1, 1, 1))),
-            "second.png": png(colour((0, 0, 1), (1, 1, 1))), "crate_D.png": png(colour((0.6, 0.4, 0.1), (0.4, 0.3, 0.1))),
-            "crate_N.png": png(normal), "crate_S.png": png(grey), "crate_I.png": png(colour((1, 1, 0), (0, 0, 0)))}
+            "second.png": png(colour((0, 0, 1), (1, 1, 1))),
+            "crate_D.png": png(colour((0.6, 0.4, 0.1), (0.4, 0.3, 0.1))), "crate_N.png": png(normal),
+            "crate_S.png": png(grey), "crate_I.png": png(colour((1, 1, 0), (0, 0, 0)))}
 
 
 FILES = {"alpha_zero_half_one.x": alpha_zero_half_one, "inside_out_mirror_root.x": inside_out_mirror_root,

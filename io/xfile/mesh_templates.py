@@ -84,7 +84,6 @@ class MeshTemplates(ObjectReader):
             self.meshes_by_name.setdefault(name, mesh)
         streams: dict[str, np.ndarray] = {}
         origins: dict[str, tuple] = {}
-        more_uvs: list[np.ndarray] = []
         for ident, mark in self.children(what):
             if ident is None:
                 self.warn(f"{what}: reference {{ {mark.name} }} ignored")
@@ -95,7 +94,7 @@ class MeshTemplates(ObjectReader):
                 if mesh.uvs is None:
                     mesh.uvs = uvs
                 else:           # a second set (as assimp reads it: the next channel)
-                    more_uvs.append(uvs)
+                    mesh.more_uvs.append(uvs)
             elif ident == "MeshVertexColors":
                 self.mesh_colors(mesh, what)
             elif ident == "MeshMaterialList":
@@ -131,9 +130,6 @@ class MeshTemplates(ObjectReader):
         for key, values in streams.items():      # further UV sets (TEXCOORD1..) become UV maps: finite
             if key.startswith("TEXCOORD") and key != "TEXCOORD0" and values.shape[1] >= 2:
                 self.check_stream(values[:, :2], origins[key], what, key)
-        for uvs in more_uvs:
-            k = next(k for k in range(1, len(streams) + 2) if f"TEXCOORD{k}" not in streams)
-            streams[f"TEXCOORD{k}"] = uvs
         mesh.extra_streams = streams
         self.depth -= 1
         return mesh

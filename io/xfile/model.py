@@ -66,8 +66,9 @@ class XMesh:
     skin_weights: list[XSkinWeights] = field(default_factory=list)
     # Vertex streams from DeclData / FVFData not decoded into normals / uvs,
     # keyed by usage and index ("TANGENT0", "TEXCOORD1", ...): float64 (V, k).
-    # A MeshTextureCoords after the first is kept here as the next free TEXCOORDn.
     extra_streams: dict[str, np.ndarray] = field(default_factory=dict)
+    #: MeshTextureCoords objects after the first (as assimp reads them: its next channels), (V, 2) each
+    more_uvs: list[np.ndarray] = field(default_factory=list)
     #: VertexDuplicationIndices: (V,) the original vertex each vertex is a copy of (itself
     #: when it is one), for vertices an exporter split (at UV seams, material borders)
     duplicates: np.ndarray | None = None

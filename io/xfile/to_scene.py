@@ -491,10 +491,15 @@ def _continuous_tracks(tracks: list[np.ndarray]) -> list[np.ndarray]:
 def _uv_sets(m: XMesh, corners: np.ndarray) -> dict[str, np.ndarray]:
     """The mesh's UV sets after the first, per corner (v up), named as
     Blender names further UV maps (and glTF's importer its TEXCOORD_n):
-    TEXCOORDn is "UVMap.00n"."""
+    DeclData / FVFData TEXCOORDn is "UVMap.00n"; a further MeshTextureCoords
+    takes the next number free."""
+    sets = {n: m.extra_streams.get(f"TEXCOORD{n}") for n in range(1, 8)}
+    for more in m.more_uvs:
+        free = [n for n, s in sets.items() if s is None]
+        if free:
+            sets[free[0]] = more
     out = {}
-    for n in range(1, 8):
-        stream = m.extra_streams.get(f"TEXCOORD{n}")
+    for n, stream in sets.items():
         if stream is not None and stream.ndim == 2 and stream.shape[1] >= 2 and len(stream) == len(m.positions):
             uv = np.asarray(stream, dtype=np.float64)[corners, :2].copy()
             uv[:, 1] = 1.0 - uv[:, 1]

@@ -187,8 +187,8 @@ class _Writer:
             e.dwords([nf])
             e.faces(nsizes, nindices)
             e.end()
-        if mesh.uvs is not None:
-            uvs = np.asarray(mesh.uvs, dtype=np.float64)
+        for uvs in ([mesh.uvs] if mesh.uvs is not None else []) + list(mesh.more_uvs):
+            uvs = np.asarray(uvs, dtype=np.float64)
             _need(uvs.shape == (nv, 2), f"{label}: uvs must be ({nv}, 2)")
             e.begin("MeshTextureCoords")
             e.dwords([nv])
