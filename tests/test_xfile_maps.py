@@ -18,6 +18,8 @@ from xfile_compare import all_meshes
 from legacy_skin_io.io.xfile import read_xfile, read_xfile_bytes
 from legacy_skin_io.io.xfile.effects import role_of
 from legacy_skin_io.io.xfile.from_scene import write_scene
+from legacy_skin_io.io.xfile.mesh_templates import MeshTemplates
+from legacy_skin_io.io.xfile.model import XMesh
 from legacy_skin_io.io.xfile.to_scene import read_scene
 from legacy_skin_io.io.xfile.vertex_streams import decode_fvf
 
@@ -41,10 +43,10 @@ def _second_sets_from_text() -> dict[str, np.ndarray]:
             part = body[body.index("1;0;5;1;;") + len("1;0;5;1;;"):]      # after the elements: count, DWORDs
             dwords = np.array([int(w) for w in re.findall(r"\d+", part)][1:], dtype="<u4")
             out[name] = dwords.view("<f4").reshape(-1, 5)[:, 3:5].astype(np.float64)
-        elif "FVFData" in body:
+        elif "FVFData" in body:          # flags, DWORD count, the second set's DWORDs
             part = body[body.index("FVFData"):]
             numbers = [int(w) for w in re.findall(r"\d+", part)]
-            out[name] = np.array(numbers[2:], dtype="<u4").view("<f4").reshape(-1, 7)[:, 5:7].astype(np.float64)
+            out[name] = np.array(numbers[2:], dtype="<u4").view("<f4").reshape(-1, 2).astype(np.float64)
         else:
             second = body.split("MeshTextureCoords")[2]
             values = [float(v) for v in re.findall(r"-?\d+\.\d+", second)]
@@ -86,6 +88,11 @@ def test_fvf_data_holds_no_positions():
     warnings: list[str] = []
     streams = decode_fvf(0x30102, data, 3, warnings, "mesh")
     assert warnings == [] and np.allclose(streams["TEXCOORD0"][:, 0], [0.25, 0.5, 0.75])
+    # FVFData whose first set repeats MeshTextureCoords keeps its numbering; otherwise its sets follow
+    mesh = XMesh("m", np.zeros((3, 3)), np.array([3]), np.arange(3), uvs=np.array([[0, 0], [1, 0], [0, 1.0]]))
+    again = {"TEXCOORD0": mesh.uvs.copy(), "TEXCOORD1": np.full((3, 2), 0.5)}
+    assert sorted(MeshTemplates.fvf_sets(mesh, again, {})) == ["TEXCOORD0", "TEXCOORD1"]
+    assert sorted(MeshTemplates.fvf_sets(mesh, {"TEXCOORD0": np.full((3, 2), 0.5)}, {})) == ["TEXCOORD1"]
     # data that holds the position as well is still read
     with_pos = np.array([[1, 2, 3, 0.5]] * 3, dtype="<f4").tobytes()
     streams = decode_fvf(0x30102, with_pos, 3, warnings, "mesh")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from blender_checks import render_pixels
 from test_xfile_maps import second_set
 from xfile_compare import all_meshes
 
@@ -136,19 +137,10 @@ def _render(bpy, size=(64, 64)) -> np.ndarray:
     scene.render.engine = "CYCLES"
     scene.cycles.device = "CPU"
     scene.cycles.samples = 4
-    scene.render.resolution_x, scene.render.resolution_y = size
-    scene.render.resolution_percentage = 100
-    out = Path(bpy.app.tempdir) / "maps_render.png"
-    scene.render.image_settings.file_format = "PNG"
-    scene.render.filepath = str(out)
-    bpy.ops.render.render(write_still=True)
-    img = bpy.data.images.load(str(out))
-    px = np.empty(len(img.pixels), dtype=np.float32)
-    img.pixels.foreach_get(px)
-    bpy.data.images.remove(img)
+    px = render_pixels(bpy, size, "maps_render")
     for o in (cam, sun):
         bpy.data.objects.remove(o)
-    return px.reshape(size[1], size[0], 4)[::-1, :, :3]
+    return px[:, :, :3]
 
 
 def test_normal_map_shows_in_a_render(bpy):

@@ -21,8 +21,9 @@ class of real files in isolation:
   texture's, each side the whole square, and a lightmap's, the sides in a
   3 x 2 atlas), the second one written three ways: DeclData TEXCOORD1 (after
   a TANGENT0, as kW X-port writes its DeclData), a second
-  MeshTextureCoords, FVFData XYZ | NORMAL | TEX2 holding the mesh data
-  minus the positions (Microsoft's FVFData page);
+  MeshTextureCoords, FVFData XYZ | TEX1 holding the set MeshTextureCoords
+  does not, without positions (Microsoft's FVFData page: "the mesh data
+  minus the position data"; assimp and Irrlicht read it as the next set);
 * ``effect_maps.x`` and its PNG textures: an EffectInstance with a normal
   map (``g_NormalTexture``), a missing specular map, a DWORD and a FLOAT
   parameter; an EffectInstance with a DXSAS ``Texture0@Name`` base colour
@@ -216,9 +217,9 @@ def uv_box(name: str, *, scale: float = 1.0, second: str = "decl", materials: li
         if second == "decl":   # (type, method, usage, index): FLOAT3 TANGENT0, FLOAT2 TEXCOORD1
             head = [f"{i2}DeclData {{", f"{i3}2;", f"{i3}2;0;6;0;,", f"{i3}1;0;5;1;;"]
             rows = [np.concatenate([t, uv]) for t, uv in zip(tangents, uv1)]
-        else:                  # D3DFVF_XYZ | D3DFVF_NORMAL | D3DFVF_TEX2, both sets 2D; no positions in the data
-            head = [f"{i2}FVFData {{", f"{i3}{0x212};"]
-            rows = [np.concatenate([n, a, b]) for n, a, b in zip(normals, uv0, uv1)]
+        else:                  # D3DFVF_XYZ | D3DFVF_TEX1: the set MeshTextureCoords does not hold, no positions
+            head = [f"{i2}FVFData {{", f"{i3}{0x102};"]
+            rows = [np.array(b) for b in uv1]
         words = np.ascontiguousarray(np.array(rows, dtype="<f4")).view("<u4").reshape(-1)
         lines += head + [f"{i3}{len(words)};"] + _rows([str(int(w)) for w in words], i3) + [f"{i2}}}"]
     if materials:
@@ -230,7 +231,7 @@ def uv_box(name: str, *, scale: float = 1.0, second: str = "decl", materials: li
 def uv_sets() -> str:
     s = HEADER + ("// Crafted for legacy_skin_io's tests: three boxes with two UV sets each, the second\n"
                   "// written as DeclData TEXCOORD1 (after a TANGENT0), as a second MeshTextureCoords, and\n"
-                  "// in FVFData (XYZ | NORMAL | TEX2: the data holds the normal and both sets, no position).\n")
+                  "// in FVFData (XYZ | TEX1: the data holds the second set, no position).\n")
     for i, (frame, second) in enumerate((("Decl", "decl"), ("Coords", "coords"), ("Fvf", "fvf"))):
         s += (f"Frame {frame} {{\n{frame_matrix(translation(3.0 * (i - 1), 0, 0))}\n"
               f"{uv_box(frame + 'Box', scale=1.0 - 0.1 * i, second=second)}\n}}\n")

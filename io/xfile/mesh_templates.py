@@ -84,6 +84,7 @@ class MeshTemplates(ObjectReader):
             self.meshes_by_name.setdefault(name, mesh)
         streams: dict[str, np.ndarray] = {}
         origins: dict[str, tuple] = {}
+        fvf: dict[str, np.ndarray] = {}
         for ident, mark in self.children(what):
             if ident is None:
                 self.warn(f"{what}: reference {{ {mark.name} }} ignored")
@@ -112,11 +113,12 @@ class MeshTemplates(ObjectReader):
             elif ident == "DeclData":
                 streams.update(self.decl_data(mesh, what, origins))
             elif ident == "FVFData":
-                streams.update(self.fvf_data(mesh, what, origins))
+                fvf.update(self.fvf_data(mesh, what, origins))
             elif ident == "Material":       # outside its MeshMaterialList: only a name refers to it
                 self.loose_material(what)
             else:
                 self.unknown_object(ident)
+        streams.update(self.fvf_sets(mesh, fvf, origins))
         if mesh.normals is None and "NORMAL0" in streams and streams["NORMAL0"].shape[1] >= 3:
             normals = np.ascontiguousarray(streams.pop("NORMAL0")[:, :3])
             self.check_stream(normals, origins["NORMAL0"], what, "NORMAL0")
@@ -133,6 +135,27 @@ class MeshTemplates(ObjectReader):
         mesh.extra_streams = streams
         self.depth -= 1
         return mesh
+
+    @staticmethod
+    def fvf_sets(mesh: XMesh, fvf: dict, origins: dict) -> dict:
+        """FVFData streams, their texture sets numbered after the mesh's
+        MeshTextureCoords: files hold there the sets the standard templates
+        do not (assimp reads its sets as channels after MeshTextureCoords',
+        Irrlicht its data as the second set), unless its first set repeats
+        the MeshTextureCoords (the whole vertex minus its position)."""
+        sets = sorted((int(k[8:]), k) for k in fvf if k.startswith("TEXCOORD"))
+        if mesh.uvs is None or not sets:
+            return fvf
+        first = fvf.get("TEXCOORD0")
+        if first is not None and first.shape[1] >= 2 and np.allclose(first[:, :2], mesh.uvs, atol=1e-6):
+            return fvf
+        shift = 1 + len(mesh.more_uvs)
+        out = {k: v for k, v in fvf.items() if not k.startswith("TEXCOORD")}
+        for n, key in sets:
+            if n + shift < 8:
+                out[f"TEXCOORD{n + shift}"] = fvf[key]
+                origins[f"TEXCOORD{n + shift}"] = origins.get(key)
+        return out
 
     def check_stream(self, values: np.ndarray, origin, what: str, key: str) -> None:
         """A DeclData / FVFData stream that becomes normals or UVs must be finite."""
