@@ -218,3 +218,25 @@ def test_darkbasic_target_declares_the_effect_templates(tmp_path):
         if storage == "text":
             assert b"template EffectInstance {" in raw and b" [...]" in raw
         assert ar.assimp_scene(out, tmp_path).meshes
+
+
+def test_path_modes_apply_to_every_map(tmp_path):
+    """Path Mode COPY copies the maps and further textures beside the
+    written file too, and names them by their file names; STRIP names them
+    so (a missing one is reported and keeps its name)."""
+    from legacy_skin_io.io.export_options import copy_textures, texture_paths
+
+    scene = read_scene([EFFECTS])
+    warnings: list[str] = []
+    copies = texture_paths(scene, "COPY", tmp_path / "out.x", base_dir=str(EFFECTS.parent), warnings=warnings)
+    copy_textures(copies, warnings)
+    copied = sorted(p.name for p in tmp_path.iterdir())
+    assert {"bricks_normal.png", "second.png", "bricks_diffuse.png"} <= set(copied)
+    assert any("bricks_specular.png" in w for w in warnings)
+    mats = {m.name: m for m in scene.materials}
+    assert mats["Bricks"].maps == {"normal": "bricks_normal.png", "specular": "bricks_specular.png"}
+    scene = read_scene([EFFECTS])
+    for m in scene.materials:
+        m.maps = {r: str(EFFECTS.parent / "sub" / t) for r, t in m.maps.items()}
+    texture_paths(scene, "STRIP", tmp_path / "out.x")
+    assert {m.name: m.maps for m in scene.materials}["Wall"] == {"bump": "wall_height.png"}
