@@ -90,7 +90,9 @@ def add_maps(nt, bsdf, mat: Material, filepath: str, images: textures.ImageCache
         img, missing = images.get(name, filepath, warnings) if name else (None, True)
         if img is None:
             continue
-        tex = _image_node(nt, NODE_NAMES[role], img, (x, y), role != "emission")
+        # (an image the base colour shows too keeps its colour space)
+        data = role != "emission" and img is not images.by_name.get(mat.texture or "")
+        tex = _image_node(nt, NODE_NAMES[role], img, (x, y), data)
         y -= 300
         kept[role] = [str(name), bpy.path.abspath(img.filepath)]
         if missing:
