@@ -8,7 +8,7 @@ import numpy as np
 
 from . import limits
 from .key_tables import FLOAT32_MAX
-from .model import XMaterial, XMesh, XSkinWeights
+from .model import XEffect, XMaterial, XMesh, XSkinWeights
 from .objects import ObjectReader, _Item, _label, _Ref
 from .vertex_streams import decode_decl, decode_fvf, dwords_to_bytes
 
@@ -84,13 +84,18 @@ class MeshTemplates(ObjectReader):
             self.meshes_by_name.setdefault(name, mesh)
         streams: dict[str, np.ndarray] = {}
         origins: dict[str, tuple] = {}
+        fvf: dict[str, np.ndarray] = {}
         for ident, mark in self.children(what):
             if ident is None:
                 self.warn(f"{what}: reference {{ {mark.name} }} ignored")
             elif ident == "MeshNormals":
                 self.mesh_normals(mesh, what)
             elif ident == "MeshTextureCoords":
-                self.mesh_uvs(mesh, what)
+                uvs = self.mesh_uvs(mesh, what)
+                if mesh.uvs is None:
+                    mesh.uvs = uvs
+                else:           # a second set (as assimp reads it: the next channel)
+                    mesh.more_uvs.append(uvs)
             elif ident == "MeshVertexColors":
                 self.mesh_colors(mesh, what)
             elif ident == "MeshMaterialList":
@@ -108,11 +113,12 @@ class MeshTemplates(ObjectReader):
             elif ident == "DeclData":
                 streams.update(self.decl_data(mesh, what, origins))
             elif ident == "FVFData":
-                streams.update(self.fvf_data(mesh, what, origins))
+                fvf.update(self.fvf_data(mesh, what, origins))
             elif ident == "Material":       # outside its MeshMaterialList: only a name refers to it
                 self.loose_material(what)
             else:
                 self.unknown_object(ident)
+        streams.update(self.fvf_sets(mesh, fvf, origins))
         if mesh.normals is None and "NORMAL0" in streams and streams["NORMAL0"].shape[1] >= 3:
             normals = np.ascontiguousarray(streams.pop("NORMAL0")[:, :3])
             self.check_stream(normals, origins["NORMAL0"], what, "NORMAL0")
@@ -123,9 +129,33 @@ class MeshTemplates(ObjectReader):
             uvs = np.ascontiguousarray(streams.pop("TEXCOORD0")[:, :2])
             self.check_stream(uvs, origins["TEXCOORD0"], what, "TEXCOORD0")
             mesh.uvs = uvs
+        for key, values in streams.items():      # further UV sets (TEXCOORD1..) become UV maps: finite
+            if key.startswith("TEXCOORD") and key != "TEXCOORD0" and values.shape[1] >= 2:
+                self.check_stream(values[:, :2], origins[key], what, key)
         mesh.extra_streams = streams
         self.depth -= 1
         return mesh
+
+    @staticmethod
+    def fvf_sets(mesh: XMesh, fvf: dict, origins: dict) -> dict:
+        """FVFData streams, their texture sets numbered after the mesh's
+        MeshTextureCoords: files hold there the sets the standard templates
+        do not (assimp reads its sets as channels after MeshTextureCoords',
+        Irrlicht its data as the second set), unless its first set repeats
+        the MeshTextureCoords (the whole vertex minus its position)."""
+        sets = sorted((int(k[8:]), k) for k in fvf if k.startswith("TEXCOORD"))
+        if mesh.uvs is None or not sets:
+            return fvf
+        first = fvf.get("TEXCOORD0")
+        if first is not None and first.shape[1] >= 2 and np.allclose(first[:, :2], mesh.uvs, atol=1e-6):
+            return fvf
+        shift = 1 + len(mesh.more_uvs)
+        out = {k: v for k, v in fvf.items() if not k.startswith("TEXCOORD")}
+        for n, key in sets:
+            if n + shift < 8:
+                out[f"TEXCOORD{n + shift}"] = fvf[key]
+                origins[f"TEXCOORD{n + shift}"] = origins.get(key)
+        return out
 
     def check_stream(self, values: np.ndarray, origin, what: str, key: str) -> None:
         """A DeclData / FVFData stream that becomes normals or UVs must be finite."""
@@ -177,7 +207,7 @@ class MeshTemplates(ObjectReader):
         mesh.normals, mesh.normal_face_sizes, mesh.normal_face_indices = normals, sizes, indices
         self.end(what)
 
-    def mesh_uvs(self, mesh: XMesh, owner: str) -> None:
+    def mesh_uvs(self, mesh: XMesh, owner: str) -> np.ndarray:
         t = self.t
         what = f"{owner}: MeshTextureCoords"
         self.begin("MeshTextureCoords")
@@ -188,8 +218,8 @@ class MeshTemplates(ObjectReader):
         umark = t.here()
         uvs = t.read_floats(2 * n, what).reshape(n, 2)
         self.check_floats(uvs, umark, what, "texture coordinate", 2)
-        mesh.uvs = uvs
         self.end(what)
+        return uvs
 
     def mesh_colors(self, mesh: XMesh, owner: str) -> None:
         t = self.t
@@ -276,8 +306,19 @@ class MeshTemplates(ObjectReader):
         for ident, mark in self.children(what):
             if ident in ("TextureFilename", "TextureFileName"):
                 self.begin(ident)
-                mat.texture = self.string(f"{what}: {ident}")
+                texture = self.string(f"{what}: {ident}")
+                if mat.texture is None:
+                    mat.texture = texture
+                else:
+                    mat.more_textures.append(texture)
                 self.end(ident)
+            elif ident in ("NormalmapFilename", "NormalmapFileName"):
+                self.begin(ident)
+                mat.normal_map = self.string(f"{what}: {ident}")
+                self.end(ident)
+            elif ident == "EffectInstance" and mat.effect is None:
+                self.count(what, mark)
+                mat.effect = self.effect_instance(what)
             elif ident is None:
                 self.warn(f"{what}: reference {{ {mark.name} }} ignored")
             else:
@@ -285,6 +326,39 @@ class MeshTemplates(ObjectReader):
         if name is not None:
             self.materials_by_name.setdefault(name, mat)
         return mat
+
+    def effect_instance(self, owner: str) -> XEffect:
+        """EffectInstance: the effect file and its EffectParamString /
+        EffectParamDWord / EffectParamFloats parameters (other objects in it
+        are skipped as unknown)."""
+        t = self.t
+        self.begin("EffectInstance")
+        what = f"{owner}: EffectInstance"
+        effect = XEffect(self.string(what))
+        for ident, mark in self.children(what):
+            if ident in ("EffectParamString", "EffectParamDWord", "EffectParamFloats"):
+                self.count(what, mark)
+                self.begin(ident)
+                label = f"{what}: {ident}"
+                name = self.string(label)
+                value: object
+                if ident == "EffectParamString":
+                    value = self.string(f"{label} {name!r}")
+                elif ident == "EffectParamDWord":
+                    value = int(t.read_int(f"{label} {name!r}"))
+                else:
+                    n = t.read_count(f"{label} {name!r}: count", 1)
+                    fmark = t.here()
+                    floats = t.read_floats(n, f"{label} {name!r}")
+                    self.check_floats(floats, fmark, f"{label} {name!r}")
+                    value = floats.tolist()
+                self.end(label)
+                effect.params.append((ident[len("EffectParam"):].lower(), name, value))
+            elif ident is None:
+                self.warn(f"{what}: reference {{ {mark.name} }} ignored")
+            else:
+                self.unknown_object(ident)
+        return effect
 
     def loose_material(self, where: str) -> None:
         """A Material outside any MeshMaterialList (at the top level, in a

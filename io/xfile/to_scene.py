@@ -15,6 +15,7 @@ from ...scene.validate import singular
 from ..errors import FormatError, Warnings, group
 from . import facing
 from .conventions import FORMAT, col, rotation_from_key, shown_alpha
+from .effects import read_maps
 from .model import XAnimationSet, XFile, XMaterial, XMesh
 from .time_base import AUTO, TimeBase, choose
 
@@ -91,17 +92,20 @@ class _Reader:
             rgba = np.ones(4)
             fc = np.asarray(xm.face_color, dtype=np.float64).reshape(-1)
             rgba[:min(4, len(fc))] = fc[:4]
-            extras = {}
+            extras: dict = {}
             alpha = shown_alpha(float(rgba[3]))
             if alpha != rgba[3]:
                 extras["xfile"] = {"alpha": float(rgba[3])}      # written back by the writer
                 rgba[3] = alpha
+            texture, maps, more, effect = read_maps(xm)
+            if effect is not None:
+                extras.setdefault("xfile", {})["effect"] = effect
             self._material_of[key] = len(self.materials)
             self.materials.append(Material(xm.name or f"{mesh_name}_material", color=rgba,
                                            specular_power=float(xm.power),
                                            specular=np.asarray(xm.specular, dtype=np.float64)[:3].copy(),
                                            emissive=np.asarray(xm.emissive, dtype=np.float64)[:3].copy(),
-                                           texture=xm.texture, extras=extras))
+                                           texture=texture, extras=extras, maps=maps, more_textures=more))
         return self._material_of[key]
 
     def mesh(self, m: XMesh, name: str, parent: int, sk: Skeleton | None, by_name: dict[str, int],
@@ -127,6 +131,7 @@ class _Reader:
             uv = np.asarray(m.uvs, dtype=np.float64)[corners, :2].copy()
             uv[:, 1] = 1.0 - uv[:, 1]
             out.uvs = uv
+            out.uv_sets = _uv_sets(m, corners)
         if m.vertex_colors is not None and len(m.vertex_colors) == V:
             vc = np.ones((V, 4))
             c = np.asarray(m.vertex_colors, dtype=np.float64)
@@ -481,6 +486,25 @@ def _continuous_tracks(tracks: list[np.ndarray]) -> list[np.ndarray]:
         first = np.repeat(np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
         q[(against - against[first]) % 2 == 1] *= -1.0
     return np.split(q, np.cumsum(counts)[:-1])
+
+
+def _uv_sets(m: XMesh, corners: np.ndarray) -> dict[str, np.ndarray]:
+    """The mesh's UV sets after the first, per corner (v up), named as
+    Blender names further UV maps (and glTF's importer its TEXCOORD_n):
+    DeclData / FVFData TEXCOORDn is "UVMap.00n"; a further MeshTextureCoords
+    takes the next number free."""
+    sets = {n: m.extra_streams.get(f"TEXCOORD{n}") for n in range(1, 8)}
+    for more in m.more_uvs:
+        free = [n for n, s in sets.items() if s is None]
+        if free:
+            sets[free[0]] = more
+    out = {}
+    for n, stream in sets.items():
+        if stream is not None and stream.ndim == 2 and stream.shape[1] >= 2 and len(stream) == len(m.positions):
+            uv = np.asarray(stream, dtype=np.float64)[corners, :2].copy()
+            uv[:, 1] = 1.0 - uv[:, 1]
+            out[f"UVMap.{n:03d}"] = uv
+    return out
 
 
 def _invertible(m: np.ndarray) -> bool:
