@@ -327,21 +327,19 @@ def test_non_finite_values_are_refused_where_they_are(value, problem):
         _at_line(TXT + body, line, expect)
 
 
-@pytest.mark.parametrize("value, problem", [
-    (b"nan", "not finite"), (b"1.#QNAN0", "not finite"), (b"1e39", "not finite"), (b"-4e38", "not finite"),
-])
-def test_non_finite_per_vertex_data_is_set_to_0_with_a_warning_naming_its_line(value, problem):
+@pytest.mark.parametrize("value", [b"nan", b"1.#QNAN0", b"-1.#INF00", b"1e39", b"-4e38"])
+def test_non_finite_per_vertex_data_is_set_to_0_with_a_warning_naming_its_line(value):
     """UVs, normals and colours that are not finite 32-bit floats (a blemish
     Direct3D draws through): set to 0, one warning each naming the mesh, the
     count and the line of the first."""
     v = value
-    for body, line, expect in [
-        (b"Mesh m {\n" + TRI + b"MeshNormals {\n1;\n0;0;" + v + b";;\n1;\n3;0,0,0;;\n}\n}\n", 9,
+    for body, expect in [
+        (b"Mesh m {\n" + TRI + b"MeshNormals {\n1;\n0;0;" + v + b";;\n1;\n3;0,0,0;;\n}\n}\n",
          "Mesh 'm': MeshNormals: 1 normal value was not finite (1 normal, the first at line 9), set to 0"),
-        (b"Mesh m {\n" + TRI + b"MeshTextureCoords {\n3;\n0;0;,\n1;0;,\n" + v + b";1;;\n}\n}\n", 11,
+        (b"Mesh m {\n" + TRI + b"MeshTextureCoords {\n3;\n0;0;,\n1;0;,\n" + v + b";1;;\n}\n}\n",
          "Mesh 'm': MeshTextureCoords: 1 texture coordinate value was not finite (1 vertex, the first at line 11), "
          "set to 0"),
-        (b"Mesh m {\n" + TRI + b"MeshVertexColors {\n1;\n0;1;" + v + b";1;1;;\n}\n}\n", 9,
+        (b"Mesh m {\n" + TRI + b"MeshVertexColors {\n1;\n0;1;" + v + b";1;1;;\n}\n}\n",
          "Mesh 'm': MeshVertexColors: 1 colour value was not finite (1 vertex, the first at line 9), set to 0"),
     ]:
         with bounded(calls=_budget(TXT + body)):
