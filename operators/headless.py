@@ -107,6 +107,10 @@ def import_files(args):
         raise pipeline.IOFailed("--weights: a weight must not be negative")
     if (mergeable or dominant) and not fmt.animation_files:
         raise pipeline.IOFailed(f"{fmt.label} files carry their own animations: give only the model")
+    for p in mergeable + dominant:
+        if Path(p).suffix.lower() not in fmt.animation_files:
+            raise pipeline.IOFailed(f"{Path(p).name}: a {fmt.label} model takes animations from "
+                                    f"{', '.join(fmt.animation_files)} files")
     axes = _axes(fmt, args)
     opts = _options(fmt, args)
     model_options, clip_options = reader_options(fmt, args)
