@@ -2,7 +2,9 @@
 """The generic object machinery of the .X parser (the same code for text and
 binary tokens): object headers and bodies, child objects and ``{ Name }``
 references, names and strings within ``limits``, unknown objects and
-templates skipped, float checks, warnings. The templates the parser knows
+templates skipped, float checks (per-vertex data that is not finite set to
+0 with a warning), warnings, and a missing closing brace closed where an
+object that cannot lie inside (``PLACES``) begins, on a second reading. The templates the parser knows
 are read by :mod:`.mesh_templates`, :mod:`.anim_templates` and
 :mod:`.parser` (frames, the whole file)."""
 from __future__ import annotations
