@@ -155,6 +155,18 @@ FACTS = {
         storage="txt", float_size=32,
         meshes=[("BricksBox", 24, 12, 0), ("WallBox", 24, 12, 0), ("DecalBox", 24, 12, 0), ("CrateBox", 24, 12, 0)],
         frames=4, roots=["BricksFrame", "WallFrame", "DecalFrame", "CrateFrame"], sets=[], tps=None),
+    "crafted/animation_on_missing_frame.x": dict(
+        storage="txt", float_size=32, meshes=[("Crate", 8, 12, 0)],
+        frames=0, roots=[], sets=[("Spin", 1, 1)], tps=None),
+    "crafted/decldata_nan_uvs.x": dict(
+        storage="txt", float_size=32, meshes=[("Building", 48, 72, 0)],
+        frames=1, roots=["Building"], sets=[], tps=None),
+    "crafted/key_time_minus_one.x": dict(
+        storage="txt", float_size=32, meshes=[("ArmBox", 8, 12, 0)],
+        frames=2, roots=["Root"], sets=[("Swing", 2, 2)], tps=4800),
+    "crafted/normals_without_brace.x": dict(
+        storage="txt", float_size=32, meshes=[("Disc", 17, 16, 0)],
+        frames=1, roots=["Disc"], sets=[], tps=None),
 }
 
 BROKEN = ["assimp/malformed_skinweights_oob.x", "assimp/OV_GetNextToken"]

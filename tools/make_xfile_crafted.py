@@ -29,6 +29,17 @@ class of real files in isolation:
   parameter; an EffectInstance with a DXSAS ``Texture0@Name`` base colour
   and a missing ``BumpMap``; two TextureFilename objects in one Material;
   GameGuru's ``crate_D.png`` with ``crate_N/S/I.png`` beside it.
+* ``decldata_nan_uvs.x``: a static building whose DeclData holds NaN (the
+  x87 "indefinite" 0xFFC00000 MSVC writes) for the UVs of 16 of its 48
+  vertices, as an Allegiance (1999-2000) structure does;
+* ``key_time_minus_one.x``: an arm swinging, and an Animation of its root
+  that moves nothing, keyed at time -1 (a DWORD 0xFFFFFFFF printed signed,
+  as DirectX SDK-era exporters did);
+* ``normals_without_brace.x``: a disc whose MeshNormals lacks its closing
+  '}' (all its data present), followed by its MeshTextureCoords and
+  MeshMaterialList;
+* ``animation_on_missing_frame.x``: a top-level mesh (no frames) and an
+  AnimationSet animating a frame the file does not have.
 
 No randomness: the output depends only on this script. In a face,
 cross(p1 - p0, p2 - p0) points out of the box (Direct3D's front side).
@@ -315,9 +326,99 @@ def images() -> dict[str, bytes]:
             "crate_S.png": png(grey), "crate_I.png": png(colour((1, 1, 0), (0, 0, 0)))}
 
 
+
+
+def _dword(x: float) -> int:
+    return int(np.array([x], dtype="<f4").view("<u4")[0])
+
+
+#: the float NaN MSVC's x87 code produces ("-1.#IND"), as a DWORD
+INDEFINITE = 0xFFC00000
+
+
+def decldata_nan_uvs() -> str:
+    """Six boxes in one mesh, per-vertex normals and UVs in a DeclData
+    (FLOAT3 NORMAL, FLOAT2 TEXCOORD0); boxes 2 and 5 hold NaN UVs."""
+    s = HEADER + ("// Crafted for legacy_skin_io's tests: a static building, one mesh of six boxes whose DeclData\n"
+                  "// holds NaN (0xFFC00000) for the UVs of 16 vertices (two boxes), as an Allegiance structure\n"
+                  "// exported in 1999-2000 does. assimp, Irrlicht and Direct3D load it.\n")
+    positions, faces, dwords = [], [], []
+    for b in range(6):
+        offset = np.array([3.0 * (b % 3), 0.0, 3.0 * (b // 3)])
+        size = np.array([1.0, 1.0 + 0.25 * b, 1.0])
+        base = len(positions)
+        for c in CORNERS:
+            positions.append(c * size + offset)
+            n = c / np.linalg.norm(c)
+            uv = [0.5 + 0.5 * c[0], 0.5 - 0.5 * c[1]]
+            uv_words = [INDEFINITE, INDEFINITE] if b in (2, 5) else [_dword(x) for x in uv]
+            dwords += [_dword(x) for x in n] + uv_words
+        for quad, _n in _sides():
+            a, b1, c1, d = (base + q for q in quad)
+            faces += [(a, b1, c1), (a, c1, d)]
+    lines = ["Frame Building {", frame_matrix(np.eye(4)), " Mesh Building {", f"  {len(positions)};"]
+    lines += _rows([";".join(_f(x) for x in v) + ";" for v in positions], "  ")
+    lines += [f"  {len(faces)};"] + _rows([f"3;{a},{b},{c};" for a, b, c in faces], "  ")
+    lines += ["  MeshMaterialList {", "   1;", f"   {len(faces)};"] + _rows(["0"] * len(faces), "   ")
+    lines += [material("Concrete", (0.6, 0.6, 0.55, 1.0), "   "), "  }"]
+    lines += ["  DeclData {", "   2;", "   2;0;3;0;,", "   1;0;5;0;;", f"   {len(dwords)};"]
+    lines += _rows([str(d) for d in dwords], "   ")
+    return s + "\n".join(lines + ["  }", " }", "}"]) + "\n"
+
+
+def _quat_key(t: int, q) -> str:
+    return f"{t};4;{','.join(_f(x) for x in q)};;"
+
+
+def key_time_minus_one() -> str:
+    s = HEADER + ("// Crafted for legacy_skin_io's tests: an arm swinging about its shoulder, and an Animation of\n"
+                  "// the root that moves nothing, its only key at time -1 (a DWORD 0xFFFFFFFF printed signed, as\n"
+                  "// DirectX SDK-era exporters wrote it; assimp reads 4294967295).\nAnimTicksPerSecond {\n 4800;\n}\n")
+    s += ("Frame Root {\n" + frame_matrix(np.eye(4)) + "\n Frame Arm {\n" + frame_matrix(translation(0, 1, 0), "  ")
+          + "\n" + box("ArmBox", scale=0.5, indent="  ") + "\n }\n}\n")
+    swing = [(0, (1, 0, 0, 0)), (2400, (np.cos(0.4), 0, 0, np.sin(0.4))), (4800, (1, 0, 0, 0))]
+    keys = ",\n".join("    " + _quat_key(t, q) for t, q in swing) + ";\n"
+    s += ("AnimationSet Swing {\n Animation {\n  { Arm }\n  AnimationKey {\n   0;\n   3;\n" + keys + "  }\n }\n"
+          " Animation {\n  { Root }\n  AnimationKey {\n   0;\n   1;\n    " + _quat_key(-1, (1, 0, 0, 0)) + ";\n"
+          "  }\n }\n}\n")
+    return s
+
+
+def normals_without_brace() -> str:
+    s = HEADER + ("// Crafted for legacy_skin_io's tests: a disc whose MeshNormals lacks its closing brace, all its\n"
+                  "// data present; its MeshTextureCoords and MeshMaterialList follow.\n")
+    n = 16
+    angles = 2 * np.pi * np.arange(n) / n
+    rim = np.stack([np.cos(angles), np.zeros(n), np.sin(angles)], axis=1)
+    positions = np.concatenate([[[0.0, 0.0, 0.0]], rim])
+    tris = [(0, 1 + (k + 1) % n, 1 + k) for k in range(n)]      # cross(p1 - p0, p2 - p0) points +y
+    uvs = 0.5 + 0.5 * positions[:, [0, 2]]
+    lines = ["Frame Disc {", frame_matrix(translation(0, 0.5, 0)), " Mesh Disc {", f"  {len(positions)};"]
+    lines += _rows([";".join(_f(x) for x in v) + ";" for v in positions], "  ")
+    lines += [f"  {len(tris)};"] + _rows([f"3;{a},{b},{c};" for a, b, c in tris], "  ")
+    lines += ["  MeshNormals {", "   1;", "   0.000000;1.000000;0.000000;;", f"   {len(tris)};"]
+    lines += _rows(["3;0,0,0;"] * len(tris), "   ")
+    lines += ["  MeshTextureCoords {", f"   {len(uvs)};"] + _rows([f"{_f(u)};{_f(v)};" for u, v in uvs], "   ")
+    lines += ["  }", "  MeshMaterialList {", "   1;", "   1;", "   0;;", material("Stone", (0.5, 0.5, 0.5, 1), "   "),
+              "  }", " }", "}"]
+    return s + "\n".join(lines) + "\n"
+
+
+def animation_on_missing_frame() -> str:
+    s = HEADER + ("// Crafted for legacy_skin_io's tests: a mesh at the top level (no frames) and an AnimationSet\n"
+                  "// whose only Animation names the frame 'Crate', which the file does not have.\n")
+    s += box("Crate", indent="") + "\n"
+    spin = [(0, (1, 0, 0, 0)), (4800, (np.cos(0.5), 0, np.sin(0.5), 0))]
+    keys = ",\n".join("    " + _quat_key(t, q) for t, q in spin) + ";\n"
+    return s + ("AnimationSet Spin {\n Animation {\n  { Crate }\n  AnimationKey {\n   0;\n   2;\n" + keys
+                + "  }\n }\n}\n")
+
+
 FILES = {"alpha_zero_half_one.x": alpha_zero_half_one, "inside_out_mirror_root.x": inside_out_mirror_root,
          "materials_in_frames.x": materials_in_frames, "extra_brace.x": extra_brace, "uv_sets.x": uv_sets,
-         "effect_maps.x": effect_maps}
+         "effect_maps.x": effect_maps, "decldata_nan_uvs.x": decldata_nan_uvs,
+         "key_time_minus_one.x": key_time_minus_one,
+         "normals_without_brace.x": normals_without_brace, "animation_on_missing_frame.x": animation_on_missing_frame}
 
 
 def main(argv=None) -> int:

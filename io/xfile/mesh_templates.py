@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import limits
-from .key_tables import FLOAT32_MAX
 from .model import XEffect, XMaterial, XMesh, XSkinWeights
 from .objects import ObjectReader, _Item, _label, _Ref
 from .vertex_streams import decode_decl, decode_fvf, dwords_to_bytes
@@ -85,7 +84,7 @@ class MeshTemplates(ObjectReader):
         streams: dict[str, np.ndarray] = {}
         origins: dict[str, tuple] = {}
         fvf: dict[str, np.ndarray] = {}
-        for ident, mark in self.children(what):
+        for ident, mark in self.children(what, "Mesh"):
             if ident is None:
                 self.warn(f"{what}: reference {{ {mark.name} }} ignored")
             elif ident == "MeshNormals":
@@ -121,17 +120,17 @@ class MeshTemplates(ObjectReader):
         streams.update(self.fvf_sets(mesh, fvf, origins))
         if mesh.normals is None and "NORMAL0" in streams and streams["NORMAL0"].shape[1] >= 3:
             normals = np.ascontiguousarray(streams.pop("NORMAL0")[:, :3])
-            self.check_stream(normals, origins["NORMAL0"], what, "NORMAL0")
-            mesh.normals = normals
+            mesh.normals = self.finite_stream(normals, origins["NORMAL0"], what, "NORMAL0", "normal")
             mesh.normal_face_sizes = mesh.face_sizes.copy()
             mesh.normal_face_indices = mesh.face_indices.copy()
         if mesh.uvs is None and "TEXCOORD0" in streams and streams["TEXCOORD0"].shape[1] >= 2:
             uvs = np.ascontiguousarray(streams.pop("TEXCOORD0")[:, :2])
-            self.check_stream(uvs, origins["TEXCOORD0"], what, "TEXCOORD0")
-            mesh.uvs = uvs
-        for key, values in streams.items():      # further UV sets (TEXCOORD1..) become UV maps: finite
+            mesh.uvs = self.finite_stream(uvs, origins["TEXCOORD0"], what, "TEXCOORD0", "texture coordinate")
+        for key, values in streams.items():      # further UV sets (TEXCOORD1..) become UV maps
             if key.startswith("TEXCOORD") and key != "TEXCOORD0" and values.shape[1] >= 2:
-                self.check_stream(values[:, :2], origins[key], what, key)
+                streams[key] = values.copy()
+                streams[key][:, :2] = self.finite_stream(values[:, :2], origins[key], what, key,
+                                                         "texture coordinate")
         mesh.extra_streams = streams
         self.depth -= 1
         return mesh
@@ -157,16 +156,15 @@ class MeshTemplates(ObjectReader):
                 origins[f"TEXCOORD{n + shift}"] = origins.get(key)
         return out
 
-    def check_stream(self, values: np.ndarray, origin, what: str, key: str) -> None:
-        """A DeclData / FVFData stream that becomes normals or UVs must be finite."""
-        ok = np.abs(values) <= FLOAT32_MAX
-        if ok.all():
-            return
-        v, c = (int(x) for x in np.argwhere(~ok)[0])
-        kind, mark, offset, stride, component = origin
-        dword = (v * stride + offset + c * component) // 4
-        raise self.t.error(f"{what}: {kind} {key} of vertex {v} is not a finite 32-bit "
-                           f"value ({values[v].tolist()})", self.t.mark_plus(mark, dword))
+    def finite_stream(self, values: np.ndarray, origin, what: str, key: str, kind: str) -> np.ndarray:
+        """A DeclData / FVFData stream that becomes normals or UVs, its values
+        that are not finite set to 0 (one warning, :meth:`finite_or_zero`)."""
+        source, mark, offset, stride, component = origin
+
+        def mark_of(v: int, c: int):
+            return self.t.mark_plus(mark, (v * stride + offset + c * component) // 4)
+
+        return self.finite_or_zero(values, f"{what}: {source} {key}", kind, ("vertex", "vertices"), mark_of)
 
     def duplication(self, mesh: XMesh, owner: str) -> None:
         """VertexDuplicationIndices: which vertices an exporter split from
@@ -192,8 +190,8 @@ class MeshTemplates(ObjectReader):
         self.begin("MeshNormals")
         nn = t.read_count(f"{what}: normal count", 3)
         nmark = t.here()
-        normals = t.read_floats(3 * nn, f"{what}: normals").reshape(nn, 3)
-        self.check_floats(normals, nmark, what, "normal", 3)
+        normals = self.finite_or_zero(t.read_floats(3 * nn, f"{what}: normals").reshape(nn, 3), what, "normal",
+                                      ("normal", "normals"), lambda r, c: t.mark_plus(nmark, 3 * r + c))
         cmark = t.here()
         nf = t.read_count(f"{what}: face count", 1)
         if nf != len(mesh.face_sizes):
@@ -216,8 +214,8 @@ class MeshTemplates(ObjectReader):
         if n != len(mesh.positions):
             raise t.error(f"{what}: {n} texture coordinates for {len(mesh.positions)} vertices", mark)
         umark = t.here()
-        uvs = t.read_floats(2 * n, what).reshape(n, 2)
-        self.check_floats(uvs, umark, what, "texture coordinate", 2)
+        uvs = self.finite_or_zero(t.read_floats(2 * n, what).reshape(n, 2), what, "texture coordinate",
+                                  ("vertex", "vertices"), lambda r, c: t.mark_plus(umark, 2 * r + c))
         self.end(what)
         return uvs
 
@@ -235,9 +233,10 @@ class MeshTemplates(ObjectReader):
             k = int(bad[0])
             raise t.error(f"{what}: entry {k} names vertex {index[k]:g}, but there are only "
                           f"{nv} vertices", t.mark_plus(start, 5 * k))
-        self.check_floats(table, start, what, "entry", 5)
+        rgba = self.finite_or_zero(table[:, 1:], what, "colour", ("vertex", "vertices"),
+                                   lambda r, c: t.mark_plus(start, 5 * r + 1 + c))
         colors = mesh.vertex_colors if mesh.vertex_colors is not None else np.ones((nv, 4))
-        colors[index.astype(np.int64)] = table[:, 1:]
+        colors[index.astype(np.int64)] = rgba
         mesh.vertex_colors = colors
         self.end(what)
 
@@ -267,7 +266,7 @@ class MeshTemplates(ObjectReader):
         if n_indices == 1 and nf != 1:
             indices = np.full(nf, indices[0], dtype=np.int64)
         materials: list = []
-        for ident, mark in self.children(what):
+        for ident, mark in self.children(what, "MeshMaterialList"):
             if ident is None:
                 if len(materials) >= limits.MAX_MATERIALS:
                     raise t.error(f"{what}: more than {limits.MAX_MATERIALS} materials", mark.mark)
@@ -303,7 +302,7 @@ class MeshTemplates(ObjectReader):
         self.check_floats(values, vmark, what)
         mat = XMaterial(name, values[0:4].copy(), float(values[4]), values[5:8].copy(),
                         values[8:11].copy())
-        for ident, mark in self.children(what):
+        for ident, mark in self.children(what, "Material"):
             if ident in ("TextureFilename", "TextureFileName"):
                 self.begin(ident)
                 texture = self.string(f"{what}: {ident}")

@@ -12,7 +12,7 @@ from ...core.faces import corner_order, face_of_corner
 from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
 from ...scene.orientation import AutoAxes, read_oriented
 from ...scene.validate import singular
-from ..errors import FormatError, Warnings, group
+from ..errors import AnimationsOnly, FormatError, Warnings, group
 from . import facing
 from .conventions import FORMAT, col, rotation_from_key, shown_alpha
 from .effects import read_maps
@@ -373,7 +373,10 @@ class _Reader:
             world = sk.world()
         if sk is not None:
             rig.resolve_binds(sk.parents, sk.order, sk.local, world, sk.bind)
-            clips = [self.clip(s, i, sk, by_name) for i, s in enumerate(self.xf.animation_sets)]
+            clips = [self.clip(s, i, len(sk), by_name) for i, s in enumerate(self.xf.animation_sets)]
+        else:       # (a file without frames: every Animation names a frame it does not have)
+            for i, s in enumerate(self.xf.animation_sets):
+                self.unplaced(s.name or f"AnimationSet{i}", [str(a.frame_name) for a in s.animations])
         return Scene(name, sk, meshes, self.materials, clips, Source(FORMAT, self.path, self.axes))
 
     def probe(self, name: str) -> Scene:
@@ -405,9 +408,19 @@ class _Reader:
                               sampling.Channels.empty(3), animated))
         return Scene(name, sk, meshes, [], clips, Source(FORMAT, self.path, self.axes))
 
-    def clip(self, aset: XAnimationSet, i: int, sk: Skeleton, by_name: dict[str, int]) -> Clip:
+    def unplaced(self, clip: str, frames: list[str]) -> None:
+        """The frames a set's Animations name and the file lacks: one warning line for the file."""
+        for frame in frames:
+            group(self.warnings, "Animations name frames the file does not have, skipped", f"{frame!r} ({clip})")
+
+    def clip(self, aset: XAnimationSet, i: int, n_joints: int, by_name: dict[str, int],
+             onto: bool = False) -> Clip:
+        """The set as a clip on ``n_joints`` joints, its Animations' frames
+        found by ``by_name``: the file's own frames, or (``onto``) the joints
+        of another skeleton, where the frames keyed and not found are named
+        in one warning instead."""
         name = aset.name or f"AnimationSet{i}"
-        animated = np.zeros(len(sk), dtype=bool)
+        animated = np.zeros(n_joints, dtype=bool)
         claimed: set[int] = set()
         missing = []
         axes = self.axes
@@ -416,7 +429,8 @@ class _Reader:
         for a in aset.animations:
             j = by_name.get(a.frame_name) if a.frame_name is not None else None
             if j is None:
-                missing.append(str(a.frame_name))
+                if not onto or any(len(k.times) for k in a.keys):
+                    missing.append(str(a.frame_name))
                 continue
             if j in claimed:
                 group(self.warnings, "frames animated by several Animations of one set, the last wins",
@@ -442,8 +456,11 @@ class _Reader:
                 if k is not None:
                     found.append((c, j, np.asarray(k.times, dtype=np.float64),
                                   np.asarray(k.values, dtype=np.float64), True))
-        for frame in missing:
-            group(self.warnings, "Animations name frames the file does not have, skipped", f"{frame!r} ({name})")
+        if onto and missing:
+            self.warnings.append(f"{name}: {len(missing)} animated frame(s) match no bone, skipped: "
+                                 f"{', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}")
+        elif missing:
+            self.unplaced(name, missing)
         convert = {"r": lambda x: axes.quats(rotation_from_key(x)), "t": axes.translations, "s": axes.scales}
         values = [v for _, _, _, v, _ in found]
         for c in "rts":
@@ -532,6 +549,17 @@ def _put(track, j: int, times: np.ndarray, values: np.ndarray) -> None:
     vs.append(values)
 
 
+def _animations_only(xf: XFile, path) -> AnimationsOnly:
+    """The error for a file of animations alone: what they key."""
+    sets = xf.animation_sets
+    frames = list(dict.fromkeys(a.frame_name for s in sets for a in s.animations if a.frame_name is not None))
+    shown = ", ".join(repr(f) for f in frames[:4]) + (" ..." if len(frames) > 4 else "")
+    return AnimationsOnly(f"the file holds only animations ({len(sets)} AnimationSet{'s' if len(sets) != 1 else ''} "
+                          f"keying {len(frames)} frame{'s' if len(frames) != 1 else ''}{': ' + shown if frames else ''}"
+                          f"), no mesh and no skeleton: they play on the skeleton of a model with those frames",
+                          path=path or None)
+
+
 def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | AutoAxes | None = None,
                      warnings: list[str] | None = None, time_base: str = AUTO,
                      ticks_per_second: float = 0.0) -> Scene:
@@ -541,6 +569,8 @@ def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | AutoAx
     ``time_base`` / ``ticks_per_second`` choose (:func:`.time_base.choose`):
     each clip's ``ticks_per_second`` (None: one tick per frame) and
     ``extras`` say which."""
+    if xf.animation_sets and not xf.meshes and not xf.frames:
+        raise _animations_only(xf, path)
     warnings = warnings if warnings is not None else Warnings()
     warnings.extend(xf.warnings)
     name = Path(path).stem if path else "xfile"
@@ -576,11 +606,14 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = 
                warnings: list[str] | None = None, time_base: str = AUTO,
                ticks_per_second: float = 0.0, ranges: str = "") -> list[Clip]:
     """The AnimationSets of .X files as clips on another ``skeleton``,
-    matching frames to joints by name (the name-based rebinding of the
-    project's reference notes on skeletal animation, seed 002): a set's keys
-    replace the components of a joint's local transform that they key; the
-    other components keep the target's own (its default pose). Frames with
-    no joint of that name are reported."""
+    each Animation's frame found by name among its joints (the name-based
+    rebinding of the project's reference notes on skeletal animation, seed
+    002): a set's keys replace the components of a joint's local transform
+    that they key; the other components keep the target's own (its default
+    pose). The file's own frames play no part: a file of animations alone
+    (no mesh, no frames, made to be played on another file's skeleton)
+    plays on a skeleton with its frames' names. Keyed frames with no joint
+    of that name are reported."""
     from .reader import read_xfile
     from .timeline_ranges import apply
 
@@ -588,40 +621,16 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = 
     index = skeleton.index()
     out = []
     for p in paths:
-        src = scene_from_xfile(read_xfile(p), path=str(p), axes=axes, warnings=warnings,
-                               time_base=time_base, ticks_per_second=ticks_per_second)
-        if not src.clips:
+        xf = read_xfile(p)
+        warnings.extend(xf.warnings)
+        if not xf.animation_sets:
             raise FormatError("the file has no AnimationSet", path=p)
-        src.clips = apply(src.clips, str(p), ranges, warnings)
-        names = src.skeleton.names
-        for clip in src.clips:
-            moved = np.flatnonzero(clip.animated)
-            missing = [names[j] for j in moved if names[j] not in index]
-            if missing:
-                warnings.append(f"{clip.name}: {len(missing)} animated frame(s) match no bone, skipped: "
-                                f"{', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}")
-            if len(missing) == len(moved) and len(moved):
+        reader = _Reader(xf, axes, str(p), warnings, choose(xf, time_base, ticks_per_second, path=str(p)))
+        clips = [reader.clip(s, i, len(skeleton), index, onto=True) for i, s in enumerate(xf.animation_sets)]
+        for aset, clip in zip(xf.animation_sets, clips):
+            if not clip.animated.any() and any(len(k.times) for a in aset.animations for k in a.keys):
                 raise FormatError(f"{clip.name}: no animated frame matches a bone of the armature", path=p)
-            out.append(_retarget(clip, names, index, len(skeleton), layer, weight))
+        for clip in apply(clips, str(p), ranges, warnings):
+            clip.layer, clip.weight = layer, float(weight)
+            out.append(clip)
     return out
-
-
-def _retarget(clip: Clip, names: list[str], index: dict[str, int], n_joints: int, layer: str,
-              weight: float) -> Clip:
-    """``clip``'s channels moved from its own joints to those of the same name."""
-    def move(ch: sampling.Channels, width: int) -> sampling.Channels:
-        keep = [t for t, j in enumerate(ch.targets.tolist()) if names[j] in index]
-        if not keep:
-            return sampling.Channels.empty(width)
-        times = [ch.times[ch.starts[t]:ch.starts[t + 1]] for t in keep]
-        values = [ch.values[ch.starts[t]:ch.starts[t + 1]] for t in keep]
-        targets = [index[names[int(ch.targets[t])]] for t in keep]
-        return sampling.Channels.from_tracks(targets, times, values, width)
-
-    animated = np.zeros(n_joints, dtype=bool)
-    for j in np.flatnonzero(clip.animated):
-        if names[j] in index:
-            animated[index[names[j]]] = True
-    return Clip(clip.name, move(clip.rotation, 4), move(clip.translation, 3), move(clip.scale, 3), animated,
-                start=clip.start, end=clip.end, ticks_per_second=clip.ticks_per_second,
-                rotation_mode=clip.rotation_mode, layer=layer, weight=float(weight), extras=clip.extras)
