@@ -81,3 +81,39 @@ def test_rite_names_survive_or_are_reported(bpy, tmp_path, capfd):
     ram = read_ram(out)
     assert {"Rücken", "Шея", "骨頭", "two\twords", "a']b"} == {j.name for j in ram.joints}
     assert {t.joint_name for t in read_raa(raa[0]).tracks} == {j.name for j in ram.joints}   # none lost
+
+
+def _active_play(bpy, ao, action, slot, mo, frames) -> np.ndarray:
+    ad = ao.animation_data
+    for t in ad.nla_tracks:
+        t.mute = True
+    ad.action = action
+    ad.action_slot = slot
+    return rig.positions(bpy, mo, frames)
+
+
+@pytest.mark.parametrize("storage", ["text", "text_compressed"])
+def test_x_text_respelt_names_play_back_on_the_rig(bpy, tmp_path, capfd, storage):
+    """Issue 28: a rig's own animation written to text .X, where its bone
+    names are respelt (a quote, a tab), imported back onto that rig with
+    File > Import > DirectX Animation: every bone is found again (the
+    writer's respelling is deterministic) and the rig plays what it played."""
+    ao, mo, action = _renamed_rig(bpy)
+    slot = ao.animation_data.action_slot
+    frames = [1, 4, 7, 10, 13]
+    want = rig.positions(bpy, mo, frames)
+    out = tmp_path / "names.x"
+    assert bpy.ops.export_scene.xfile(filepath=str(out), storage=storage) == {"FINISHED"}
+    from legacy_skin_io.io.xfile.reader import read_xfile
+
+    written = {f.name for f in read_xfile(out).all_frames()}
+    assert {"a_]b", "two_words"} <= written, written             # respelt in the file
+    bpy.context.view_layer.objects.active = ao
+    capfd.readouterr()
+    assert bpy.ops.import_anim.xfile(filepath=str(out)) == {"FINISHED"}
+    said = _warnings(capfd.readouterr().out)
+    assert not [w for w in said if "match no bone" in w], said
+    new = [a for a in bpy.data.actions if a is not action]
+    assert len(new) == 1
+    got = _active_play(bpy, ao, new[0], ao.animation_data.action_slot, mo, frames)
+    assert np.abs(got - want).max() <= 1e-5 * rig.size(want[0]), np.abs(got - want).max() / rig.size(want[0])

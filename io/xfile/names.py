@@ -11,6 +11,8 @@ hold becomes ``_``; a name that then equals another one gets ``.1``,
 ``.2`` ... (assimp refuses two bones of one name). Every change is
 reported, so a re-import gives back the same names or the report says which
 differ.
+The respelling is deterministic: :func:`joint_index` finds a rig's bones
+again by the names a text file gave them.
 """
 from __future__ import annotations
 
@@ -52,6 +54,22 @@ def file_names(names: list[str], *, text: bool, fallback: str, taken: set[str] |
         if n and m != n:
             changed.append((n, m))
     return out, changed
+
+
+def joint_index(names: list[str], wanted) -> dict[str, int]:
+    """Name -> joint for finding the joints ``names`` (a rig's) by the
+    names a file gives them (``wanted``): the rig's own names, unless some
+    of ``wanted`` are not among them and all are names the text writer gives
+    the rig's joints (:func:`file_names`, the writer's own respelling: the
+    file was written from this rig); then those."""
+    own: dict[str, int] = {}
+    for i, n in enumerate(names):
+        own.setdefault(n, i)
+    wanted = set(wanted)
+    if wanted <= own.keys():
+        return own
+    written = {n: i for i, n in enumerate(file_names(list(names), text=True, fallback="frame")[0])}
+    return written if wanted <= written.keys() else {**written, **own}
 
 
 def report(what: str, changed: list[tuple[str, str]], text: bool) -> str:

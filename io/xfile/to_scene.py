@@ -16,6 +16,7 @@ from ..errors import FormatError, Warnings, group
 from . import facing
 from .conventions import FORMAT, col, rotation_from_key, shown_alpha
 from .model import XAnimationSet, XFile, XMaterial, XMesh
+from .names import joint_index
 from .time_base import AUTO, TimeBase, choose
 
 #: a singular frame that places nothing gets its flattened axes scaled by this
@@ -561,7 +562,6 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = 
     from .timeline_ranges import apply
 
     warnings = warnings if warnings is not None else Warnings()
-    index = skeleton.index()
     out = []
     for p in paths:
         src = scene_from_xfile(read_xfile(p), path=str(p), axes=axes, warnings=warnings,
@@ -570,6 +570,8 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = 
             raise FormatError("the file has no AnimationSet", path=p)
         src.clips = apply(src.clips, str(p), ranges, warnings)
         names = src.skeleton.names
+        # the rig's bones by name, or by the names the text writer respelt them to (a file written from this rig)
+        index = joint_index(skeleton.names, {names[j] for c in src.clips for j in np.flatnonzero(c.animated)})
         for clip in src.clips:
             moved = np.flatnonzero(clip.animated)
             missing = [names[j] for j in moved if names[j] not in index]
