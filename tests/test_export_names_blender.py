@@ -117,3 +117,39 @@ def test_x_text_respelt_names_play_back_on_the_rig(bpy, tmp_path, capfd, storage
     assert len(new) == 1
     got = _active_play(bpy, ao, new[0], ao.animation_data.action_slot, mo, frames)
     assert np.abs(got - want).max() <= 1e-5 * rig.size(want[0]), np.abs(got - want).max() / rig.size(want[0])
+
+
+#: bone names with brackets, as data paths spell them (the RiTE writer spells '"' as "'")
+BRACKETS = {"Bone.0": 'root["0"]', "Bone.1": "spine[1]", "Bone.2": 'arm["1"]', "Bone.3": 'x["a"]', "Arm": 'L["hand"]'}
+
+
+@pytest.mark.parametrize("how", ["model", "animation"])
+def test_rite_bracket_names_play_back_on_the_rig(bpy, tmp_path, capfd, how):
+    """Issue 28: a rig whose bone names hold brackets and quotes written to
+    RAM+RAA (or the RAA alone) and its RAA imported back onto it: the tracks,
+    whose names the writer respelt, find their bones (they found none: "no
+    track matches a joint of the armature") and the rig plays what it played."""
+    ao, mo, action = rig.build(bpy)
+    for old, new in BRACKETS.items():
+        ao.data.bones[old].name = new
+    bpy.context.view_layer.update()
+    frames = [1, 4, 7, 10, 13]
+    want = rig.positions(bpy, mo, frames)
+    bpy.context.view_layer.objects.active = ao
+    if how == "model":
+        assert bpy.ops.export_scene.rite(filepath=str(tmp_path / "br.ram")) == {"FINISHED"}
+        raa = tmp_path / "br_Bend.raa"
+    else:
+        raa = tmp_path / "br.raa"
+        assert bpy.ops.export_anim.rite(filepath=str(raa)) == {"FINISHED"}
+    from legacy_skin_io.io.rite import read_raa
+
+    assert {t.joint_name for t in read_raa(raa).tracks} == {n.replace('"', "'") for n in BRACKETS.values()}
+    capfd.readouterr()
+    assert bpy.ops.import_anim.rite(filepath=str(raa)) == {"FINISHED"}
+    said = _warnings(capfd.readouterr().out)
+    assert not [w for w in said if "match no joint" in w], said
+    new = [a for a in bpy.data.actions if a is not action]
+    assert len(new) == 1
+    got = _active_play(bpy, ao, new[0], ao.animation_data.action_slot, mo, frames)
+    assert np.abs(got - want).max() <= 1e-5 * rig.size(want[0]), np.abs(got - want).max() / rig.size(want[0])

@@ -29,6 +29,7 @@ from ..errors import Deviation, FormatError, Warnings
 from ..rows import dedupe_rows
 from .lexer import MAX_FRAMES
 from .model import RaaAnimation, RaaTrack, RamModel, RiteJoint
+from .names import joint_names, shown, spelt
 from .to_scene import FORMAT, default_axes, read_scene
 from .writer import _validate_raa, _validate_ram, write_raa, write_ram
 
@@ -54,23 +55,11 @@ def file_safe(name: str) -> str:
 
 
 def _rite_names(names: list[str], warnings: list[str]) -> list[str]:
-    """Joint names RiTE can hold (a quoted name holds anything but '"' and
-    line breaks), unique (tracks bind by name); every change reported."""
-    out, seen, changed = [], set(), []
-    for i, n in enumerate(names):
-        m = (n or f"joint{i}").replace('"', "'").replace("\n", " ").replace("\r", " ")
-        base, k = m, 1
-        while m in seen:
-            m = f"{base}.{k}"
-            k += 1
-        if m != n:
-            changed.append((n, m))
-        seen.add(m)
-        out.append(m)
+    """Joint names RiTE can hold (:func:`.names.joint_names`), every change reported."""
+    out, changed = joint_names(names)
     if changed:
-        shown = ", ".join(f"{a!r} -> {b!r}" for a, b in changed[:8]) + (" ..." if len(changed) > 8 else "")
         warnings.append(f"{len(changed)} joint name(s) written differently, RiTE names hold no '\"' or line "
-                        f"break and must differ: {shown}")
+                        f"break and must differ: {shown(changed)}")
     return out
 
 
@@ -159,7 +148,7 @@ class _RamBuild:
         if sc.source.format == FORMAT:
             name = (sc.extras.get("rite") or {}).get("mesh_name") or ""
         name = name or (sc.meshes[0].name if sc.meshes else "") or sc.name or "mesh"
-        return name.replace('"', "'").replace("\n", " ").replace("\r", " ")
+        return spelt(name)
 
     def _joints(self, sk: Skeleton) -> list[RiteJoint]:
         J = len(sk)

@@ -16,6 +16,8 @@ again by the names a text file gave them.
 """
 from __future__ import annotations
 
+from .. import name_match
+
 #: characters a text .X word cannot hold (besides whitespace and control characters)
 _BREAKS = set(';,{}()"<>#/')
 
@@ -57,19 +59,10 @@ def file_names(names: list[str], *, text: bool, fallback: str, taken: set[str] |
 
 
 def joint_index(names: list[str], wanted) -> dict[str, int]:
-    """Name -> joint for finding the joints ``names`` (a rig's) by the
-    names a file gives them (``wanted``): the rig's own names, unless some
-    of ``wanted`` are not among them and all are names the text writer gives
-    the rig's joints (:func:`file_names`, the writer's own respelling: the
-    file was written from this rig); then those."""
-    own: dict[str, int] = {}
-    for i, n in enumerate(names):
-        own.setdefault(n, i)
-    wanted = set(wanted)
-    if wanted <= own.keys():
-        return own
-    written = {n: i for i, n in enumerate(file_names(list(names), text=True, fallback="frame")[0])}
-    return written if wanted <= written.keys() else {**written, **own}
+    """Name -> joint for finding the joints ``names`` (a rig's) by the names
+    a file written from it gives them (``wanted``): their own, or as the
+    text writer respells them (:func:`.name_match.joint_index`)."""
+    return name_match.joint_index(names, file_names(list(names), text=True, fallback="frame")[0], wanted)
 
 
 def report(what: str, changed: list[tuple[str, str]], text: bool) -> str:
