@@ -152,3 +152,33 @@ def test_rite_bracket_names_play_back_on_the_rig(bpy, tmp_path, capfd, how):
     assert not [w for w in said if "match no joint" in w], said
     got = _imported_plays(bpy, ao, [action], mo, frames)
     assert np.abs(got - want).max() <= 1e-5 * rig.size(want[0]), np.abs(got - want).max() / rig.size(want[0])
+
+
+@pytest.mark.parametrize("how", ["model", "animation"])
+def test_rite_mesh_name_written_differently_is_reported(bpy, tmp_path, capfd, how):
+    """Issue 28: a mesh whose name holds '"' (and ';', which RiTE holds) is
+    written with "'": one warning names the original and the written name
+    (before: changed without a word). The RAA-only export writes no mesh and
+    says nothing of it; a name RiTE holds is not reported."""
+    ao, mo, action = rig.build(bpy)
+    mo.name = 'Body "v2"; final'
+    bpy.context.view_layer.objects.active = ao
+    capfd.readouterr()
+    if how == "model":
+        assert bpy.ops.export_scene.rite(filepath=str(tmp_path / "m.ram")) == {"FINISHED"}
+    else:
+        assert bpy.ops.export_anim.rite(filepath=str(tmp_path / "m.raa")) == {"FINISHED"}
+    said = [w for w in _warnings(capfd.readouterr().out) if "mesh name" in w]
+    if how == "animation":
+        assert not said, said
+        return
+    from legacy_skin_io.io.rite import read_ram
+
+    assert read_ram(tmp_path / "m.ram").mesh_name == "Body 'v2'; final"
+    assert len(said) == 1, said
+    assert "'Body \"v2\"; final'" in said[0] and "\"Body 'v2'; final\"" in said[0], said[0]
+    mo.name = "Body; final"
+    capfd.readouterr()
+    assert bpy.ops.export_scene.rite(filepath=str(tmp_path / "m.ram")) == {"FINISHED"}
+    assert not [w for w in _warnings(capfd.readouterr().out) if "mesh name" in w]
+    assert read_ram(tmp_path / "m.ram").mesh_name == "Body; final"

@@ -147,8 +147,14 @@ class _RamBuild:
         name = ""
         if sc.source.format == FORMAT:
             name = (sc.extras.get("rite") or {}).get("mesh_name") or ""
-        name = name or (sc.meshes[0].name if sc.meshes else "") or sc.name or "mesh"
-        return spelt(name)
+        name = name or (sc.meshes[0].name if sc.meshes else "")
+        if not name:                  # no mesh: the scene's name (an animation export writes no mesh)
+            return spelt(sc.name or "mesh")
+        written = spelt(name)
+        if written != name:
+            self.warnings.append(f"mesh name written differently, RiTE names hold no '\"' or line break: "
+                                 f"{shown([(name, written)])}")
+        return written
 
     def _joints(self, sk: Skeleton) -> list[RiteJoint]:
         J = len(sk)
