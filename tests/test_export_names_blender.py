@@ -83,17 +83,25 @@ def test_rite_names_survive_or_are_reported(bpy, tmp_path, capfd):
     assert {t.joint_name for t in read_raa(raa[0]).tracks} == {j.name for j in ram.joints}   # none lost
 
 
-def _imported_plays(bpy, ao, before, mo, frames) -> np.ndarray:
-    """The positions of ``mo`` at ``frames`` with the one action an import
-    added to those ``before`` the armature's only animation."""
-    new = [a for a in bpy.data.actions if a not in before]
+def _plays_back(bpy, capfd, ao, mo, action, importer, path, frames, want, unmatched: str) -> None:
+    """``importer`` (an animation import operator) reads ``path`` onto
+    ``ao`` with no track left unmatched (no warning holding ``unmatched``),
+    and the one action it adds plays ``want`` (``mo``'s positions at
+    ``frames`` with ``action``) within 1e-5 of the model size."""
+    bpy.context.view_layer.objects.active = ao
+    capfd.readouterr()
+    assert importer(filepath=str(path)) == {"FINISHED"}
+    said = _warnings(capfd.readouterr().out)
+    assert not [w for w in said if unmatched in w], said
+    new = [a for a in bpy.data.actions if a is not action]
     assert len(new) == 1, [a.name for a in new]
     ad = ao.animation_data
     for t in ad.nla_tracks:
         t.mute = True
     ad.action = new[0]
     ad.action_slot = new[0].slots[0]
-    return rig.positions(bpy, mo, frames)
+    got = rig.positions(bpy, mo, frames)
+    assert np.abs(got - want).max() <= 1e-5 * rig.size(want[0]), np.abs(got - want).max() / rig.size(want[0])
 
 
 @pytest.mark.parametrize("storage", ["text", "text_compressed"])
@@ -111,13 +119,7 @@ def test_x_text_respelt_names_play_back_on_the_rig(bpy, tmp_path, capfd, storage
 
     written = {f.name for f in read_xfile(out).all_frames()}
     assert {"a_]b", "two_words"} <= written, written             # respelt in the file
-    bpy.context.view_layer.objects.active = ao
-    capfd.readouterr()
-    assert bpy.ops.import_anim.xfile(filepath=str(out)) == {"FINISHED"}
-    said = _warnings(capfd.readouterr().out)
-    assert not [w for w in said if "match no bone" in w], said
-    got = _imported_plays(bpy, ao, [action], mo, frames)
-    assert np.abs(got - want).max() <= 1e-5 * rig.size(want[0]), np.abs(got - want).max() / rig.size(want[0])
+    _plays_back(bpy, capfd, ao, mo, action, bpy.ops.import_anim.xfile, out, frames, want, "match no bone")
 
 
 #: bone names with brackets, as data paths spell them (the RiTE writer spells '"' as "'")
@@ -146,12 +148,7 @@ def test_rite_bracket_names_play_back_on_the_rig(bpy, tmp_path, capfd, how):
     from legacy_skin_io.io.rite import read_raa
 
     assert {t.joint_name for t in read_raa(raa).tracks} == {n.replace('"', "'") for n in BRACKETS.values()}
-    capfd.readouterr()
-    assert bpy.ops.import_anim.rite(filepath=str(raa)) == {"FINISHED"}
-    said = _warnings(capfd.readouterr().out)
-    assert not [w for w in said if "match no joint" in w], said
-    got = _imported_plays(bpy, ao, [action], mo, frames)
-    assert np.abs(got - want).max() <= 1e-5 * rig.size(want[0]), np.abs(got - want).max() / rig.size(want[0])
+    _plays_back(bpy, capfd, ao, mo, action, bpy.ops.import_anim.rite, raa, frames, want, "match no joint")
 
 
 @pytest.mark.parametrize("how", ["model", "animation"])
