@@ -419,6 +419,8 @@ def save_animation(context, fmt: Format, path: str, *, armature, action=None, ba
     target = Path(path)
     try:
         r = armature_extract.rig_of(armature, placement=True)
+        # the default pose the model's export writes (its animation files play on that model)
+        anim_extract.hold_unkeyed_pose(r, anim_extract.rig_actions(armature, r.bone_names.values()))
         fps = scene_fps(context)
         for act, slot in pairs:
             clip = anim_extract.clip_of(context, act, r, fps, warnings, slot=slot, bake=bake)

@@ -17,6 +17,7 @@ from . import facing
 from .conventions import FORMAT, col, rotation_from_key, shown_alpha
 from .effects import read_maps
 from .model import XAnimationSet, XFile, XMaterial, XMesh
+from .names import joint_index
 from .time_base import AUTO, TimeBase, choose
 
 #: a singular frame that places nothing gets its flattened axes scaled by this
@@ -618,7 +619,6 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = 
     from .timeline_ranges import apply
 
     warnings = warnings if warnings is not None else Warnings()
-    index = skeleton.index()
     out = []
     for p in paths:
         xf = read_xfile(p)
@@ -626,6 +626,9 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = 
         if not xf.animation_sets:
             raise FormatError("the file has no AnimationSet", path=p)
         reader = _Reader(xf, axes, str(p), warnings, choose(xf, time_base, ticks_per_second, path=str(p)))
+        # the rig's bones by name, or by the names the text writer respelt them to (a file written from this rig)
+        index = joint_index(skeleton.names, {a.frame_name for s in xf.animation_sets for a in s.animations
+                                             if a.frame_name is not None})
         clips = [reader.clip(s, i, len(skeleton), index, onto=True) for i, s in enumerate(xf.animation_sets)]
         for aset, clip in zip(xf.animation_sets, clips):
             if not clip.animated.any() and any(len(k.times) for a in aset.animations for k in a.keys):
