@@ -125,12 +125,12 @@ def evaluated_world(context, obj) -> np.ndarray:
     return co.astype(np.float64) @ m[:3, :3].T + m[:3, 3]
 
 
-def evaluated_vertices(context, obj, n_vertices: int) -> np.ndarray:
-    """:func:`evaluated_world` of each of the scene mesh's ``n_vertices``
-    vertices: through the Blender vertex of each where the import welded
+def evaluated_vertices(context, obj) -> np.ndarray:
+    """:func:`evaluated_world` of each vertex of the scene mesh ``obj`` was
+    built from: through the Blender vertex of each where the import welded
     them (``metadata.load_weld``), else Blender's vertices as they are."""
     co = evaluated_world(context, obj)
-    vertex = metadata.load_weld(obj.data, n_vertices)
+    vertex = metadata.load_weld(obj.data)
     return co if vertex is None else co[vertex]
 
 
@@ -188,7 +188,8 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
     vertices} for objects whose vertices are the reference's split (a file
     written with vertices split at seams and material borders). An object
     whose vertices the import welded is compared at every vertex of the
-    reference, through the Blender vertex of each (:func:`evaluated_vertices`)."""
+    file it was built from, through the Blender vertex of each
+    (:func:`evaluated_vertices`)."""
     scene = context.scene
     fps = scene.render.fps / scene.render.fps_base
     frames = [float(f) for f in frames]
@@ -208,7 +209,7 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
     for k, (f, want) in enumerate(counted(f"verify {_played(clips)}", zip(frames, want_all), len(frames))):
         whole = int(np.floor(f))
         scene.frame_set(whole, subframe=float(f - whole))
-        errs = [np.linalg.norm(evaluated_vertices(context, objects[i], counts[i])
+        errs = [np.linalg.norm(evaluated_vertices(context, objects[i])
                                - want[starts[i]:starts[i + 1]][(maps or {}).get(i, slice(None))], axis=1)
                 for i in order]
         d = np.concatenate(errs) if errs else np.zeros(0)
