@@ -146,7 +146,7 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
     label = f"mesh {m.name!r}"
     me = bpy.data.meshes.new(m.name)
     V = len(m.positions)
-    kept, src, sizes, starts = valid_faces(m, built.warnings, label)
+    kept, src, sizes, starts = valid_faces(m, built.warnings, label) if weld is None else weld.faces
 
     def corners_of(a, dtype):       # a per-corner array of the kept faces (as it is when all are kept)
         a = np.asarray(a, dtype=dtype)
@@ -536,7 +536,7 @@ def build_meshes(context, built: Built, pack_images: bool, default_world: np.nda
     moved, own, flipped, welds = [], [], [], []
     local: list[tuple[Any, np.ndarray]] = []       # objects still to place relative to their parents
     for mi in range(len(scene.meshes)):
-        weld = mesh_weld.welded(scene.meshes[mi])
+        weld = mesh_weld.welded(scene.meshes[mi], built.warnings, f"mesh {scene.meshes[mi].name!r}")
         mesh = None if weld is None else weld.mesh
         placement = skin_placement(built, mi, default_world, size, mesh) if default_world is not None else None
         placed = _placed(built, mi, default_world, placement)

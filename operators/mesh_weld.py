@@ -40,37 +40,52 @@ class Weld:
     vertex: np.ndarray      # (V,) the Blender vertex of each vertex of the scene's mesh
     groups: int             # vertices as the reader marked them (before any was kept apart)
     faces_apart: int        # faces given vertices of their own so that they neither collapse nor repeat
+    faces: tuple            # ``mesh_build.valid_faces`` of the scene's mesh: the welded mesh's as well
 
 
 def _first_of(keys: np.ndarray) -> np.ndarray:
-    """(V,) for each row of ``keys`` ((V, k) ints) the first row equal to it."""
-    _, inv = np.unique(keys, axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
-    first = np.full(int(inv.max()) + 1 if len(inv) else 0, len(inv), dtype=np.int64)
-    np.minimum.at(first, inv, np.arange(len(inv)))
-    return first[inv]
+    """(V,) for each of ``keys`` ((V,) ints) the first index holding the same key."""
+    order = np.argsort(keys, kind="stable")
+    ks = keys[order]
+    start = np.ones(len(ks), dtype=bool)
+    start[1:] = ks[1:] != ks[:-1]
+    out = np.empty(len(ks), dtype=np.int64)
+    out[order] = order[start][np.cumsum(start) - 1]
+    return out
 
 
-def welded(m: Mesh) -> Weld | None:
+def _labels(marked: np.ndarray, level: np.ndarray) -> np.ndarray:
+    """The first vertex of each vertex's group: its marked group (``marked``,
+    a first vertex) at its level (a vertex of its own below 0)."""
+    V = len(marked)
+    if not level.any():
+        return marked
+    return _first_of(np.where(level < 0, V * (LEVELS + 2) + np.arange(V), marked * (LEVELS + 2) + level))
+
+
+def welded(m: Mesh, warnings: list[str], what: str) -> Weld | None:
     """``m`` with its vertices welded as ``m.weld`` says, or None when the
-    mesh has nothing to weld (no ``weld``, or every vertex its own)."""
+    mesh has nothing to weld (no ``weld``, or every vertex its own). The
+    faces Blender can hold are the scene mesh's (``valid_faces``, its notes
+    into ``warnings`` under ``what``): welding keeps them so."""
     from .mesh_build import valid_faces  # (mesh_build builds with this module)
 
     if m.weld is None:
         return None
     V = len(m.positions)
-    marked = _first_of(np.asarray(m.weld, dtype=np.int64).reshape(-1, 1))
+    marked = _first_of(np.asarray(m.weld, dtype=np.int64).reshape(-1))
     n_groups = int((marked == np.arange(V)).sum())
     if n_groups == V:
         return None
-    kept, src, sizes, _ = valid_faces(m, [], "")
+    faces = valid_faces(m, warnings, what)
+    kept, src, sizes, _ = faces
     loop = np.asarray(m.corners, dtype=np.int64)[src]
     face = np.repeat(np.arange(len(sizes)), sizes)
     level = np.zeros(V, dtype=np.int64)
     apart = np.zeros(len(sizes), dtype=bool)
     label = marked
     for step in range(LEVELS + 1):
-        label = _first_of(np.stack([marked, level], axis=1))
+        label = _labels(marked, level)
         again = np.ones(len(sizes), dtype=bool)
         again[valid_faces(Mesh("", m.positions, sizes, label[loop]), [], "")[0]] = False
         if not again.any():
@@ -92,7 +107,7 @@ def welded(m: Mesh) -> Weld | None:
         up = up[level[up] >= 0]
         level[up] += 1                                     # one level up: welded among themselves
     else:
-        label = _first_of(np.stack([marked, level], axis=1))
+        label = _labels(marked, level)
     reps = np.flatnonzero(label == np.arange(V))
     vertex = np.searchsorted(reps, label)
     skin = m.skin
@@ -101,24 +116,41 @@ def welded(m: Mesh) -> Weld | None:
         skin = Skin(skin.joints, skin.inverse_bind, vertex[skin.vertex[own]], skin.joint[own], skin.weight[own])
     mesh = replace(m, positions=np.asarray(m.positions)[reps], corners=vertex[np.asarray(m.corners, dtype=np.int64)],
                    colors=None if m.colors is None else np.asarray(m.colors)[reps], skin=skin, weld=None)
-    return Weld(mesh, vertex, n_groups, int(apart.sum()))
+    return Weld(mesh, vertex, n_groups, int(apart.sum()), faces)
 
 
-def _apart(n_edges: int, V: int, key: np.ndarray, corner: np.ndarray, values: np.ndarray,
-           tolerance: float) -> np.ndarray:
-    """(E,) bool: the edges whose corners at one of their vertices carry
+def _apart(n_edges: int, end: np.ndarray, corner: np.ndarray, values: np.ndarray, tolerance: float) -> np.ndarray:
+    """(E,) bool: the edges whose corners at one of their ends carry
     ``values`` ((L, k)) further apart than ``tolerance`` in a component;
-    ``key`` (edge * V + vertex) and ``corner`` name each edge's corners at
-    each of its ends (:func:`mark_edges`)."""
-    order = np.argsort(key, kind="stable")
-    ks = key[order]
-    first = np.ones(len(ks), dtype=bool)
-    first[1:] = ks[1:] != ks[:-1]
-    lead = order[first][np.cumsum(first) - 1]           # the first corner of each edge's end
-    off = np.abs(values[corner[order]] - values[corner[lead]]).max(axis=1) > tolerance
+    ``end`` (2 * edge + which end) and ``corner`` name each edge's corners
+    at each of its ends (:func:`mark_edges`)."""
+    lead = np.empty(2 * n_edges, dtype=np.int64)
+    lead[end] = corner                                  # one corner of each edge's end stands for it
+    other = lead[end]
+    off = np.zeros(len(end), dtype=bool)
+    for k in range(values.shape[1]):                    # column by column (a short axis reduces slowly)
+        column = np.ascontiguousarray(values[:, k])
+        off |= np.abs(column[corner] - column[other]) > tolerance
     out = np.zeros(n_edges, dtype=bool)
-    out[ks[off] // V] = True
+    out[end[off] // 2] = True
     return out
+
+
+#: the edge attribute Blender keeps UV seams in (``MeshEdge.use_seam``), as each version names it
+SEAM_ATTRS = ("uv_seam", ".uv_seam")
+
+
+def _store_seams(me, seams: np.ndarray) -> None:
+    """``seams`` (E,) as the mesh's UV seams: through their attribute (an
+    edge set through RNA makes it), else edge by edge through RNA."""
+    first = int(np.flatnonzero(seams)[0])
+    me.edges[first].use_seam = True
+    attr = next((a for a in (me.attributes.get(n) for n in SEAM_ATTRS)
+                 if a is not None and a.domain == "EDGE" and a.data_type == "BOOLEAN"), None)
+    if attr is None:
+        me.edges.foreach_set("use_seam", seams)
+    else:
+        attr.data.foreach_set("value", seams)
 
 
 def mark_edges(me, sizes: np.ndarray, uvs: np.ndarray | None, normals: np.ndarray | None,
@@ -129,29 +161,31 @@ def mark_edges(me, sizes: np.ndarray, uvs: np.ndarray | None, normals: np.ndarra
     without normals, where the file split the vertex (``split``: (L,) the
     file's vertex of each corner), which Blender then shades as the split
     mesh. Returns (seams, sharp edges)."""
-    L, V, E = len(me.loops), len(me.vertices), len(me.edges)
+    L, E = len(me.loops), len(me.edges)
     if not L:
         return 0, 0
     edge = mesh_arrays.read(me, ".corner_edge", "INT", "CORNER", L)
     if edge is None:
         edge = np.empty(L, dtype=np.int32)
         me.loops.foreach_get("edge_index", edge)
-    vert = mesh_arrays.corner_vertices(me).astype(np.int64)
-    # an edge starts at its corner's vertex and ends at the next corner's: its corners at each end
-    corner = np.concatenate((np.arange(L), next_corner(sizes)))
-    edges = np.concatenate((edge, edge)).astype(np.int64)
-    key = edges * V + vert[corner]
+    vert = mesh_arrays.corner_vertices(me)
+    nxt = next_corner(sizes)
+    # a corner's edge runs from its vertex to the next corner's: the corner at one end, the next at the
+    # other; an edge's ends told apart by their vertices' order
+    corner = np.concatenate((np.arange(L), nxt))
+    low = vert < vert[nxt]
+    end = 2 * np.concatenate((edge, edge)).astype(np.int64) + np.concatenate((low, ~low))
     seams = np.zeros(E, dtype=bool)
     if uvs is not None:
-        seams = _apart(E, V, key, corner, np.asarray(uvs, dtype=np.float32), 0.0)
+        seams = _apart(E, end, corner, np.asarray(uvs, dtype=np.float32), 0.0)
         if seams.any():
-            me.edges.foreach_set("use_seam", seams)
+            _store_seams(me, seams)
     if normals is not None:
-        sharp = _apart(E, V, key, corner, np.asarray(normals, dtype=np.float64), NORMAL_APART)
+        sharp = _apart(E, end, corner, np.asarray(normals, dtype=np.float32), NORMAL_APART)
     else:
-        sharp = _apart(E, V, key, corner, np.asarray(split, dtype=np.float64)[:, None], 0.0)
+        sharp = _apart(E, end, corner, np.asarray(split, dtype=np.float64)[:, None], 0.0)
     if sharp.any():
-        me.edges.foreach_set("use_edge_sharp", sharp)
+        mesh_arrays.write(me, "sharp_edge", "BOOLEAN", "EDGE", sharp)      # (MeshEdge.use_edge_sharp)
     return int(seams.sum()), int(sharp.sum())
 
 
