@@ -142,15 +142,20 @@ SEAM_ATTRS = ("uv_seam", ".uv_seam")
 
 def _store_seams(me, seams: np.ndarray) -> None:
     """``seams`` (E,) as the mesh's UV seams: through their attribute (an
-    edge set through RNA makes it), else edge by edge through RNA."""
-    first = int(np.flatnonzero(seams)[0])
-    me.edges[first].use_seam = True
-    attr = next((a for a in (me.attributes.get(n) for n in SEAM_ATTRS)
-                 if a is not None and a.domain == "EDGE" and a.data_type == "BOOLEAN"), None)
-    if attr is None:
-        me.edges.foreach_set("use_seam", seams)
+    edge set through RNA makes it, under the name this Blender gives it),
+    else edge by edge through RNA."""
+    global _seam_attr
+    if _seam_attr is None:
+        me.edges[int(np.flatnonzero(seams)[0])].use_seam = True
+        _seam_attr = next((n for n in SEAM_ATTRS if (a := me.attributes.get(n)) is not None
+                           and a.domain == "EDGE" and a.data_type == "BOOLEAN"), "")
+    if _seam_attr:
+        mesh_arrays.write(me, _seam_attr, "BOOLEAN", "EDGE", seams)
     else:
-        attr.data.foreach_set("value", seams)
+        me.edges.foreach_set("use_seam", seams)
+
+
+_seam_attr: str | None = None       # :data:`SEAM_ATTRS`' name in this Blender ("": none), once seen
 
 
 def mark_edges(me, sizes: np.ndarray, uvs: np.ndarray | None, normals: np.ndarray | None,
