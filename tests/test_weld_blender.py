@@ -299,7 +299,8 @@ def test_same_render_as_split(bpy, path, tmp_path):
     assert mean < 0.01 and many < 0.01
 
 
-@pytest.mark.parametrize("path", TEMPLATE + [X / "assimp" / "Testwuson.X", X / "directx-sdk" / "bat.x"], ids=_id)
+@pytest.mark.parametrize("path", TEMPLATE + [X / "assimp" / "Testwuson.X", X / "directx-sdk" / "bat.x",
+                                  X / "real" / "blitz-research__blitz3d" / "mother.x"], ids=_id)
 def test_seams_and_normals(bpy, path):
     """Seams exactly on the edges whose two sides' UVs differ at an end; no
     smooth edge between corners whose file normals differ (Blender would
@@ -307,8 +308,11 @@ def test_seams_and_normals(bpy, path):
     import keeps them (exactly: export writes them), and Blender's shading
     normals within its storage's precision of them (custom normals are 16-bit
     angles in each smooth fan's space: about 1e-4, up to 1e-2 where a fan is
-    narrow, split or welded alike)."""
+    narrow, split or welded alike). A mesh without normals (mother.x's
+    body) is sharp exactly where the file split its vertices, so Blender
+    shades it as the split mesh."""
     md = ext("operators.metadata")
+    xms = reader_meshes(_xfile(str(path)))
     _, off = _import(bpy, path, weld=False)
     split = {i: (_arr(o.data.attributes[md.NORMAL_ATTR].data, "vector", 3) if md.NORMAL_ATTR in o.data.attributes
                  else None, _arr(o.data.corner_normals, "vector", 3)) for i, o in off.items()}
@@ -326,6 +330,10 @@ def test_seams_and_normals(bpy, path):
             assert not seams.any()
         file_n, split_shown = split[i]
         if file_n is None:
+            sharp = _arr(me.edges, "use_edge_sharp", 1, bool)
+            if ext("operators.metadata").load_weld(me) is not None:
+                apart = {e for (e, _), s in _end_values(me, _file_corners(me, xms[i])).items() if len(s) > 1}
+                assert set(np.flatnonzero(sharp).tolist()) == apart, obj.name
             continue
         n = _arr(me.attributes[md.NORMAL_ATTR].data, "vector", 3)
         assert np.array_equal(n, file_n), f"{obj.name}: the file's normals per corner"
@@ -344,6 +352,21 @@ def test_seams_and_normals(bpy, path):
                   f"{np.quantile(d_on, 0.99):.1e} max {d_on.max():.1e}, split p99 {np.quantile(d_off, 0.99):.1e} "
                   f"max {d_off.max():.1e}")
             assert np.quantile(d_on, 0.99) < 1e-3 and d_on.max() < 3e-2
+
+
+def _file_corners(me, xm) -> np.ndarray:
+    """(L, 1) the file's vertex of each of a welded Blender mesh's corners:
+    its faces are the file's kept faces in order, each corner the file
+    vertex of the face that became its Blender vertex."""
+    vertex = _blender_of(me, len(xm.positions))
+    corner = _arr(me.loops, "vertex_index", 1, np.int32).tolist()
+    out = []
+    at = 0
+    for f in _kept_faces(xm):
+        own = {int(vertex[v]): v for v in f}
+        out += [own[b] for b in corner[at:at + len(f)]]
+        at += len(f)
+    return np.array(out, dtype=np.float64)[:, None]
 
 
 # ---------------------------------------------------------------------------
@@ -477,8 +500,9 @@ def test_double_sided_faces_keep_their_vertices(bpy, tmp_path, dup):
 
 def test_welded_file_edits_as_one_piece(bpy, tmp_path):
     """A leaf's front split at a UV seam (a file of two quads on six
-    vertices, two of them copies marked as one) comes in as one piece with
-    a seam between the quads."""
+    vertices, two of them copies marked as one; no normals) comes in as one
+    piece with a seam between the quads, and sharp there (Blender shades
+    it as the split file)."""
     text = """xof 0303txt 0032
 Mesh Strip {
  8;
@@ -497,5 +521,6 @@ Mesh Strip {
     ev = _arr(me.edges, "vertices", 2, np.int32)
     seams = _arr(me.edges, "use_seam", 1, bool)
     assert [sorted(e) for e in ev[seams].tolist()] == [sorted(_blender_of(me, 8)[[1, 2]].tolist())]
+    assert np.array_equal(_arr(me.edges, "use_edge_sharp", 1, bool), seams)
     _, off = _import(bpy, p, weld=False)
     assert len(off[0].data.vertices) == 8
