@@ -26,6 +26,16 @@ def face_of_corner(sizes: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(len(sizes)), sizes)
 
 
+def next_corner(sizes: np.ndarray) -> np.ndarray:
+    """(L,) the corner after each corner in its face's winding (the last
+    corner's is its face's first)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    starts = _starts(sizes)
+    nxt = np.arange(int(sizes.sum())) + 1
+    nxt[starts + sizes - 1] = starts
+    return nxt
+
+
 def corner_order(sizes: np.ndarray, reverse) -> np.ndarray:
     """(L,) for each corner of the faces (face after face) the index of the
     corner whose place it takes: the face's own order, or the face's corners
@@ -65,12 +75,8 @@ def face_normals(positions: np.ndarray, sizes: np.ndarray, corners: np.ndarray) 
     if k > 3 and (sizes == k).all():
         q = p[corners.reshape(F, k)]
         return cross(q, np.roll(q, -1, axis=1)).sum(axis=1)
-    starts = np.zeros(F, dtype=np.int64)
-    if F > 1:
-        np.cumsum(sizes[:-1], out=starts[1:])
     face = face_of_corner(sizes)
-    nxt = np.arange(len(corners)) + 1
-    nxt[starts + sizes - 1] = starts
+    nxt = next_corner(sizes)
     cr = cross(p[corners], p[corners[nxt]])
     out = np.zeros((F, 3))
     for axis in range(3):

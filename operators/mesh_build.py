@@ -15,7 +15,7 @@ from ..core import faces, rebind, sampling
 from ..io.errors import note
 from ..scene import Material, Mesh, Scene
 from ..scene import evaluate as oracle
-from . import attribute_nodes, material_maps, mesh_arrays, metadata, own_binds, textures
+from . import attribute_nodes, material_maps, mesh_arrays, mesh_weld, metadata, own_binds, textures
 
 if TYPE_CHECKING:
     from .builder import Built
@@ -130,20 +130,24 @@ def material_groups(scene: Scene) -> np.ndarray:
 
 
 def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups: np.ndarray,
-               placement: rebind.SkinPlacement | None = None, mirror: bool = False) -> tuple[Any, dict]:
+               placement: rebind.SkinPlacement | None = None, mirror: bool = False,
+               weld: mesh_weld.Weld | None = None) -> tuple[Any, dict]:
     """A mesh object for scene mesh ``mi`` and its metadata, for
     :func:`place_mesh` to complete and store; a skinned mesh's vertices as
     ``placement`` stores them (re-expressed vertices' normals turned with
     them), times :data:`MIRROR` with ``mirror`` (:func:`mirrored`). Shading
     uses the normals read in mesh space (``Mesh.normal_matrix``) and made to
     agree with their faces (``core.faces.agreeing_normals``); the
-    :data:`metadata.NORMAL_ATTR` attribute keeps the file's own."""
+    :data:`metadata.NORMAL_ATTR` attribute keeps the file's own. With
+    ``weld`` its welded mesh is built (seams and sharp edges marked:
+    :func:`.mesh_weld.mark_edges`), the scene vertices' Blender vertices
+    stored (:func:`.metadata.store_weld`)."""
     scene = built.scene
-    m = scene.meshes[mi]
+    m = scene.meshes[mi] if weld is None else weld.mesh
     label = f"mesh {m.name!r}"
     me = bpy.data.meshes.new(m.name)
     V = len(m.positions)
-    kept, src, sizes, starts = valid_faces(m, built.warnings, label)
+    kept, src, sizes, starts = valid_faces(m, built.warnings, label) if weld is None else weld.faces
 
     def corners_of(a, dtype):       # a per-corner array of the kept faces (as it is when all are kept)
         a = np.asarray(a, dtype=dtype)
@@ -175,6 +179,7 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
         colors: Any = me.color_attributes.new("Color", "FLOAT_COLOR", "POINT")
         colors.data.foreach_set("color", np.asarray(m.colors, dtype=np.float32).reshape(-1))
     me.update(calc_edges=True)
+    shown = None
     if m.normals is not None and len(loop_v):
         n = corners_of(m.normals, np.float64)
         if placement is not None and placement.moved.any():
@@ -189,6 +194,13 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
             n, shown = n * MIRROR, shown * MIRROR
         shown, _ = faces.agreeing_normals(shown, positions, sizes, loop_v)
         n, shown = n.astype(np.float32), shown.astype(np.float32)
+    if weld is not None:
+        metadata.store_weld(me, weld.vertex)
+        if len(loop_v):
+            split = np.asarray(scene.meshes[mi].corners, dtype=np.int64)
+            mesh_weld.mark_edges(me, sizes, None if m.uvs is None else corners_of(m.uvs, np.float32), shown,
+                                 split if len(kept) == len(m.face_sizes) else split[src])
+    if shown is not None:
         per_vertex = np.zeros((V, 3), dtype=np.float32)
         per_vertex[loop_v] = shown
         if np.array_equal(per_vertex[loop_v], shown):      # one normal per vertex: the cheaper per-vertex call
@@ -230,10 +242,12 @@ def set_local_matrices(objs: list, ms: np.ndarray) -> None:
             obj.matrix_basis = Matrix.Identity(4)
 
 
-def skin_placement(built: Built, mi: int, default_world: np.ndarray, size: float) -> rebind.SkinPlacement | None:
+def skin_placement(built: Built, mi: int, default_world: np.ndarray, size: float,
+                   mesh: Mesh | None = None) -> rebind.SkinPlacement | None:
     """Where a skinned mesh goes on the built armature (``core.rebind``), or
-    None for a mesh that is not skinned to it."""
-    m = built.scene.meshes[mi]
+    None for a mesh that is not skinned to it; scene mesh ``mi`` or the
+    ``mesh`` built for it (welded: :mod:`.mesh_weld`)."""
+    m = built.scene.meshes[mi] if mesh is None else mesh
     if m.skin is None or built.armature is None or built.rest is None:
         return None
     J = built.scene.n_joints
@@ -281,7 +295,8 @@ def mirrored(placed: np.ndarray) -> bool:
 
 
 def place_mesh(built: Built, mi: int, obj, meta: dict, placed: np.ndarray,
-               placement: rebind.SkinPlacement | None = None, mirror: bool = False) -> np.ndarray | None:
+               placement: rebind.SkinPlacement | None = None, mirror: bool = False,
+               mesh: Mesh | None = None) -> np.ndarray | None:
     """Skinned meshes: parented to the armature where ``placement`` puts
     them, vertex groups, Armature modifier (of binds of their own when their
     joints disagree). Rigid meshes under a bone: parented to it. Anything
@@ -291,9 +306,10 @@ def place_mesh(built: Built, mi: int, obj, meta: dict, placed: np.ndarray,
     in the mesh's metadata, for export). The exact placement is kept in the
     mesh's metadata (Blender stores float32), stored with what ``meta``
     (:func:`build_mesh`'s) holds. Returns the matrix relative to
-    the parent the object still needs (:func:`set_local_matrices`), or None."""
+    the parent the object still needs (:func:`set_local_matrices`), or None.
+    ``mesh``: the mesh built for scene mesh ``mi`` when not that one (welded)."""
     scene = built.scene
-    m = scene.meshes[mi]
+    m = scene.meshes[mi] if mesh is None else mesh
     arm = built.armature
     flip = np.diag(np.append(MIRROR, 1.0)) if mirror else np.eye(4)
     mw = placed @ flip
@@ -521,14 +537,18 @@ def build_meshes(context, built: Built, pack_images: bool, default_world: np.nda
     if len(mats) < len(scene.materials):
         note(built.warnings, f"{len(scene.materials)} materials: the {len(mats)} distinct looks were made "
                              f"(faces keep their own in the {metadata.MATERIAL_ATTR!r} attribute)")
-    moved, own, flipped = [], [], []
+    moved, own, flipped, welds = [], [], [], []
     local: list[tuple[Any, np.ndarray]] = []       # objects still to place relative to their parents
     for mi in range(len(scene.meshes)):
-        placement = skin_placement(built, mi, default_world, size) if default_world is not None else None
+        weld = mesh_weld.welded(scene.meshes[mi], built.warnings, f"mesh {scene.meshes[mi].name!r}")
+        mesh = None if weld is None else weld.mesh
+        placement = skin_placement(built, mi, default_world, size, mesh) if default_world is not None else None
         placed = _placed(built, mi, default_world, placement)
         mirror = mirrored(placed)
-        obj, meta = build_mesh(context, built, mi, mats, groups, placement, mirror)
-        m_local = place_mesh(built, mi, obj, meta, placed, placement, mirror)
+        obj, meta = build_mesh(context, built, mi, mats, groups, placement, mirror, weld)
+        m_local = place_mesh(built, mi, obj, meta, placed, placement, mirror, mesh)
+        if weld is not None:
+            welds.append(mesh_weld.summary(obj.name, scene.meshes[mi], weld))
         if m_local is not None:
             local.append((obj, m_local))
         built.meshes[mi] = obj
@@ -547,6 +567,9 @@ def build_meshes(context, built: Built, pack_images: bool, default_world: np.nda
                              f"their objects' matrices are free of it, so their faces show the side Direct3D "
                              f"shows (export writes the file's own back): {', '.join(flipped[:8])}"
                              f"{' ...' if len(flipped) > 8 else ''}")
+    if welds:       # nothing to do: the console says it
+        note(built.warnings, f"vertices welded (the Weld Vertices option): {'; '.join(welds[:8])}"
+                             f"{' ...' if len(welds) > 8 else ''}")
     if own:
         built.warnings.append(f"{len(own)} skinned mesh(es) whose joints' binds differ from the armature's in "
                               f"ways no vertex position can absorb deform with binds of their own (an armature "

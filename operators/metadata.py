@@ -10,7 +10,8 @@ ID properties, so they survive save and reload):
 * on an action, :data:`CLIP_KEY`: the clip's layer, weight, range, cycle,
   time base and extras;
 * on a mesh object, :data:`MESH_KEY`: the mesh's index in its scene and its
-  extras;
+  extras; on its mesh, when its vertices were welded, :data:`WELD_KEY`
+  (:func:`store_weld`);
 * on an action the layer stack made for itself (``anim_layers``), not an
   animation of its own, :data:`MIX_KEY`: its role ("base", or "signed" with
   its "source" action's name).
@@ -30,6 +31,8 @@ MESH_KEY = "legacy_skin_io_mesh"
 MIX_KEY = "legacy_skin_io_mix"
 NORMAL_ATTR = "lsio_normal"     # exact corner normals (Blender stores custom normals quantised)
 MATERIAL_ATTR = "lsio_material"  # a face's own scene material where several share one Blender material
+#: on a welded Blender mesh (``mesh_weld``): an int array, the Blender vertex of each vertex of the scene's mesh
+WELD_KEY = "legacy_skin_io_weld"
 
 
 def _default(o):
@@ -55,3 +58,26 @@ def load(idb, key: str) -> dict | None:
     except (TypeError, ValueError):
         return None
     return d if isinstance(d, dict) else None
+
+
+def store_weld(me, vertex: np.ndarray) -> None:
+    """On a welded Blender mesh ``me``: ``vertex`` (V,), the Blender vertex of
+    each vertex of the scene's mesh (an ID property array, binary)."""
+    me[WELD_KEY] = np.ascontiguousarray(vertex, dtype=np.int32)
+
+
+def load_weld(me, n_vertices: int | None = None) -> np.ndarray | None:
+    """The Blender vertex of each vertex of the scene's mesh (int64), as
+    :func:`store_weld` stored it on ``me``, or None (not welded, or a map
+    that does not fit ``me``'s vertices or ``n_vertices`` scene vertices)."""
+    raw = me.get(WELD_KEY) if me is not None else None
+    if raw is None:
+        return None
+    try:
+        out = np.asarray(raw, dtype=np.int64).reshape(-1)
+    except (TypeError, ValueError):
+        return None
+    if (n_vertices is not None and len(out) != n_vertices) or (len(out) and (out.min() < 0 or
+                                                                          out.max() >= len(me.vertices))):
+        return None
+    return out

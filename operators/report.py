@@ -26,8 +26,8 @@ import numpy as np
 
 from ..io.atomic import write_atomic
 from ..scene import evaluate as oracle
-from . import anim_build, mesh_arrays, render, report_page
-from .verify import Report, evaluated_world
+from . import anim_build, mesh_arrays, metadata, render, report_page
+from .verify import Report, evaluated_vertices
 
 #: the core's copy stands beside Blender's mesh, this many times the figure's width away
 GAP = 1.15
@@ -117,10 +117,17 @@ class CoreCopy:
         they are evaluated now."""
         for i, ob, blender in self.objects:
             want = positions[self.starts[i]:self.starts[i + 1]]
-            got = evaluated_world(context, blender)
+            err = np.linalg.norm(evaluated_vertices(context, blender) - want, axis=1)
+            vertex = metadata.load_weld(blender.data)
+            if vertex is not None:      # welded: each Blender vertex where its first file vertex is, its worst error
+                first = np.zeros(len(blender.data.vertices), dtype=np.int64)
+                first[vertex[::-1]] = np.arange(len(vertex))[::-1]
+                worst = np.zeros(len(first))
+                np.maximum.at(worst, vertex, err)
+                want, err = want[first], worst
             me = ob.data
             me.vertices.foreach_set("co", np.ascontiguousarray(want + self.offset, dtype=np.float32).reshape(-1))
-            colours = error_colours(np.linalg.norm(got - want, axis=1), self.tolerance)
+            colours = error_colours(err, self.tolerance)
             me.color_attributes["core_error"].data.foreach_set("color", colours.astype(np.float32).reshape(-1))
             me.update()
 

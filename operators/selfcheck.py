@@ -15,7 +15,7 @@ import numpy as np
 
 from ..scene import Scene
 from ..scene import evaluate as oracle
-from . import mesh_arrays
+from . import mesh_arrays, metadata
 
 #: vertices compared per import, at most (spread evenly over the meshes)
 SAMPLE = 4096
@@ -55,6 +55,9 @@ def run(context, scene: Scene, objects: dict, size: float, points: np.ndarray | 
         idx = sample(V, max(16, SAMPLE * V // total))
         ev = obj.evaluated_get(dg)
         co = mesh_arrays.positions(ev.data)
+        vertex = metadata.load_weld(obj.data, V)       # welded: the Blender vertex of each of the file's
+        if vertex is not None and len(co) == len(obj.data.vertices):
+            co = co[vertex]
         if len(co) != V:        # the evaluated mesh is not the file's: as far off as it gets
             out.error, out.mesh = float("inf"), mesh.name
             return out

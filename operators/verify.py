@@ -12,7 +12,7 @@ import numpy as np
 from ..io.progress import counted
 from ..scene import Scene
 from ..scene import evaluate as oracle
-from . import mesh_arrays
+from . import mesh_arrays, metadata
 
 
 @dataclass
@@ -125,6 +125,15 @@ def evaluated_world(context, obj) -> np.ndarray:
     return co.astype(np.float64) @ m[:3, :3].T + m[:3, 3]
 
 
+def evaluated_vertices(context, obj) -> np.ndarray:
+    """:func:`evaluated_world` of each vertex of the scene mesh ``obj`` was
+    built from: through the Blender vertex of each where the import welded
+    them (``metadata.load_weld``), else Blender's vertices as they are."""
+    co = evaluated_world(context, obj)
+    vertex = metadata.load_weld(obj.data)
+    return co if vertex is None else co[vertex]
+
+
 def _played(clips) -> str:
     if clips is None:
         return "default pose"
@@ -177,7 +186,10 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
     run shows its progress on the command line (``io.progress``). ``maps``:
     {reference mesh index: (V,) the reference vertex of each of the object's
     vertices} for objects whose vertices are the reference's split (a file
-    written with vertices split at seams and material borders)."""
+    written with vertices split at seams and material borders). An object
+    whose vertices the import welded is compared at every vertex of the
+    file it was built from, through the Blender vertex of each
+    (:func:`evaluated_vertices`)."""
     scene = context.scene
     fps = scene.render.fps / scene.render.fps_base
     frames = [float(f) for f in frames]
@@ -197,7 +209,7 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
     for k, (f, want) in enumerate(counted(f"verify {_played(clips)}", zip(frames, want_all), len(frames))):
         whole = int(np.floor(f))
         scene.frame_set(whole, subframe=float(f - whole))
-        errs = [np.linalg.norm(evaluated_world(context, objects[i])
+        errs = [np.linalg.norm(evaluated_vertices(context, objects[i])
                                - want[starts[i]:starts[i + 1]][(maps or {}).get(i, slice(None))], axis=1)
                 for i in order]
         d = np.concatenate(errs) if errs else np.zeros(0)

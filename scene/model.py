@@ -154,6 +154,11 @@ class Mesh:
     #: (3, 3) takes ``normals`` into mesh space where the file stores them in
     #: another space (its frame's): shading uses that, export writes them as stored
     normal_matrix: np.ndarray | None = None
+    #: (V,) the vertex each vertex is one with (the first of its group, itself for most):
+    #: vertices a file splits at UV seams, hard edges and material borders that are one point
+    #: of the surface (``io.weld``), for the builder to weld (the ``weld`` import option);
+    #: None: every vertex as the file stores it
+    weld: np.ndarray | None = None
 
     @property
     def face_starts(self) -> np.ndarray:

@@ -69,6 +69,10 @@ def validate(scene: Scene, fps: float = 24.0, bones: int | None = None) -> list[
         V = len(m.positions)
         _finite(f"{label}: vertex positions", m.positions)
         _index(f"{label}: face corners", m.corners, V)
+        if m.weld is not None:
+            _index(f"{label}: welded vertices", m.weld, V)
+            if len(m.weld) != V:
+                raise SceneError(f"{label}: {len(m.weld)} welded vertices for {V} vertices")
         if int(np.sum(m.face_sizes)) != len(m.corners):
             raise SceneError(f"{label}: face sizes add up to {int(np.sum(m.face_sizes))}, "
                              f"not the {len(m.corners)} corners")

@@ -112,7 +112,9 @@ class Bone:
 class AiMesh:
     positions: np.ndarray
     bones: list[Bone]
-    uvs: list[np.ndarray] = field(default_factory=list)      # texture coordinate channels, (V, 3) each
+    normals: np.ndarray | None = None                         # (V, 3)
+    uvs: list[np.ndarray] = field(default_factory=list)       # per texture coordinate set: (V, 3)
+    faces: list[np.ndarray] = field(default_factory=list)     # each face's vertex indices
 
 
 @dataclass
@@ -155,20 +157,22 @@ def _mesh(b: _Buf) -> AiMesh:
     b.u32()                                   # material
     comp = b.u32()
     pos = b.floats(3 * nv).reshape(-1, 3) if comp & 0x1 else np.zeros((0, 3))
-    if comp & 0x2:
-        b.floats(3 * nv)
+    normals = b.floats(3 * nv).reshape(-1, 3) if comp & 0x2 else None
     if comp & 0x4:
         b.floats(6 * nv)
     for n in range(8):
-        if comp & (0x1000000 << n):          # colours
+        if comp & (0x10000 << n):            # colours (ASSBIN_MESH_HAS_COLOR_BASE)
             b.floats(4 * nv)
     uvs = []
     for n in range(8):
         if comp & (0x100 << n):               # texture coordinates
             b.u32()
             uvs.append(b.floats(3 * nv).reshape(-1, 3))
+    index = "<u2" if nv < (1 << 16) else "<u4"
+    faces = []
     for _ in range(nf):
         k = b.u16()
+        faces.append(np.frombuffer(b.d, dtype=index, count=k, offset=b.p).astype(np.int64))
         b.p += k * (2 if nv < (1 << 16) else 4)
     bones = []
     for _ in range(nb):
@@ -180,7 +184,7 @@ def _mesh(b: _Buf) -> AiMesh:
         b.p = bend
         bones.append(Bone(name, off, w["v"].astype(np.int64), w["w"].astype(np.float64)))
     assert b.p == end, f"mesh chunk: {end - b.p} bytes left after its bones (a changed .assbin layout?)"
-    return AiMesh(pos, bones, uvs)
+    return AiMesh(pos, bones, normals, uvs, faces)
 
 
 def _keys(b: _Buf, n: int, width: int) -> tuple[np.ndarray, np.ndarray]:

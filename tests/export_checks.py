@@ -127,26 +127,56 @@ def split_maps(written) -> list:
     return [m.duplicates for m in reader_meshes(read_xfile(written))]
 
 
-def match_meshes(ref, meshes: dict, written=None, maps: dict | None = None) -> dict:
+def welded_sources(bpy) -> dict:
+    """{scene mesh index: the file vertex of each Blender vertex (the first of
+    its group)} for the current import's welded meshes (the Weld Vertices
+    option), taken before an export: what the written file's vertices (or
+    their sources) are in the original file (:func:`match_meshes`)."""
+    md = ext("operators.metadata")
+    out = {}
+    for i, o in imported(bpy)[1].items():
+        vertex = md.load_weld(o.data)
+        if vertex is not None:
+            first = np.zeros(len(o.data.vertices), dtype=np.int64)
+            first[vertex[::-1]] = np.arange(len(vertex))[::-1]
+            out[i] = first
+    return out
+
+
+def _compared(o) -> int:
+    """How many vertices ``verify`` compares of mesh object ``o``: the file's
+    it was built from (welded or not)."""
+    vertex = ext("operators.metadata").load_weld(o.data)
+    return len(o.data.vertices) if vertex is None else len(vertex)
+
+
+def match_meshes(ref, meshes: dict, written=None, maps: dict | None = None, sources: dict | None = None) -> dict:
     """{reference mesh index: object} for the mesh objects of a re-import
     (``meshes``: any keys): by name, else by a vertex count no other
     remaining reference mesh has (an exporter may reorder meshes). With
     ``written`` (the .X file re-imported), an object with more vertices than
     its reference mesh matches it through the file's duplication indices,
     stored in ``maps`` ({reference mesh index: reference vertex of each of
-    the object's vertices}, for :func:`verify`)."""
+    the object's vertices}, for :func:`verify`). ``sources``
+    (:func:`welded_sources` of the import that was exported): the reference
+    vertex of each vertex the export started from, where it was welded."""
     out: dict = {}
     left = dict(enumerate(ref.meshes))
     objs = list(meshes.values())
     splits = [d for d in (split_maps(written) if written is not None else []) if d is not None]
 
     def fits(m, o) -> bool:
-        n = len(o.data.vertices)
-        if n == len(m.positions):
+        n = _compared(o)
+        i = next(k for k, r in enumerate(ref.meshes) if r is m)
+        src = (sources or {}).get(i)
+        base = len(m.positions) if src is None else len(src)
+        if n == base:
+            if maps is not None and src is not None:
+                maps[i] = src
             return True
-        hit = [d for d in splits if len(d) == n and int(d.max()) + 1 == len(m.positions)]
+        hit = [d for d in splits if len(d) == n and int(d.max()) + 1 == base]
         if maps is not None and hit:
-            maps[next(i for i, r in enumerate(ref.meshes) if r is m)] = hit[0]
+            maps[i] = hit[0] if src is None else src[hit[0]]
         return bool(hit)
 
     for o in list(objs):
@@ -171,16 +201,17 @@ def whole_frames(clip, fps_: float) -> np.ndarray:
 
 
 def verify_clips(bpy, ref, label: str, clips=None, frames_of=whole_frames, rel: float = 1e-5,
-                 track: str | None = None, written=None) -> dict:
+                 track: str | None = None, written=None, sources: dict | None = None) -> dict:
     """The current scene's armature playing each of ``ref``'s clips (the
     action of its NLA track, named as the clip or ``track``, made the active
     action), against ``ref``'s oracle at ``frames_of(clip, fps)``: asserts
     each within ``rel`` of the model size and returns {clip name: Report}.
     ``written``: the .X file re-imported (its vertices may be the
-    reference's split, :func:`match_meshes`)."""
+    reference's split, :func:`match_meshes`); ``sources``: the reference
+    vertices of the vertices the export started from (:func:`welded_sources`)."""
     arm, meshes = imported(bpy)
     maps: dict = {}
-    objs = match_meshes(ref, meshes, written, maps)
+    objs = match_meshes(ref, meshes, written, maps, sources)
     out = {}
     for clip in (ref.clips if clips is None else clips):
         play(arm, track or clip.name)

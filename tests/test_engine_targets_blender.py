@@ -18,6 +18,7 @@ import pytest
 from blender_checks import ext, imported
 from conftest import DATA, SAMPLES
 from engine_checks import ranges_of, source_vertices, split_vertices, worst
+from export_checks import welded_sources
 
 from legacy_skin_io.io.xfile.conventions import default_axes
 from legacy_skin_io.io.xfile.reader import read_xfile
@@ -209,6 +210,7 @@ def test_character_x_with_player_api_ranges_in_blender_and_back(bpy, irrlicht, t
               "walk_mine": (200, 219)}
     got = {t.name: tuple(int(round(x)) for x in t.strips[0].action.frame_range) for t in arm.animation_data.nla_tracks}
     assert got == ranges
+    sources = welded_sources(bpy)       # the file vertex of each welded Blender vertex
     out = tmp_path / "character.x"
     assert bpy.ops.export_scene.xfile(filepath=str(out), target="IRRLICHT") == {"FINISHED"}
     fps, clips = ranges_of(out)
@@ -218,6 +220,7 @@ def test_character_x_with_player_api_ranges_in_blender_and_back(bpy, irrlicht, t
     o_order = irrlicht.irrlicht_vertex_order(CHARACTER, original)
     index = {(int(m), int(v)): i for i, (m, v) in enumerate(zip(o_order.reader_mesh, o_order.vertex))}
     mesh, vertex = source_vertices(irrlicht.irrlicht_vertex_order(out, written))
+    vertex = np.array([sources[int(m)][v] if int(m) in sources else v for m, v in zip(mesh, vertex)])
     pick = np.array([index[(int(m), int(v))] for m, v in zip(mesh, vertex)])
     err, f, v = worst(written.positions, original.positions[:, pick], irrlicht.size(original.static))
     print(f"character.x -> Blender -> IRRLICHT: {len(frames)} frames, worst {err:.3g} of the model size at frame "

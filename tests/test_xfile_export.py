@@ -97,12 +97,16 @@ FORMS = {"text": {"storage": "text"}, "binary": {"storage": "binary"},
 def test_x_blender_x_blender_plays_the_original_file(bpy, tmp_path, path):
     """The reference is always the ORIGINAL file's oracle, at every whole
     frame of every AnimationSet; the re-import's meshes are matched to the
-    original's by name or vertex count."""
+    original's by name or vertex count, their vertices through the written
+    file's VertexDuplicationIndices and the welded import's vertices (the
+    file's vertices are one where the import welded them: the written file
+    has no more than the original)."""
     ref = reference("xfile", [path])
     src = read_xfile(path)
     assert rig.moved(ref, fps_=24.0) > 1e-2          # the reference really moves
     assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
     rig.verify_clips(bpy, ref, f"{path.name} import")
+    sources = rig.welded_sources(bpy)
     exported = {}
     for label, options in FORMS.items():
         out = tmp_path / f"out_{label}.x"
@@ -116,15 +120,15 @@ def test_x_blender_x_blender_plays_the_original_file(bpy, tmp_path, path):
         # our parser's view of the exported file against the original's
         xf = read_xfile(out)
         assert_frames_kept(xf, src)
-        assert sorted(len(m.positions) for m in all_meshes(xf)) == sorted(len(m.positions)
-                                                                          for m in all_meshes(src))
+        got_v, src_v = (sorted(len(m.positions) for m in all_meshes(f)) for f in (xf, src))
+        assert len(got_v) == len(src_v) and all(a <= b for a, b in zip(got_v, src_v)), (got_v, src_v)
         want_t, got_t = _set_ticks(src), _set_ticks(xf)
         assert want_t.keys() == got_t.keys()
         for k in want_t:                                    # the sets keep their start and length
             assert np.allclose(got_t[k], want_t[k], atol=1e-6), (k, got_t[k], want_t[k])
         bpy.ops.wm.read_homefile(use_empty=True)
         assert bpy.ops.import_scene.xfile(filepath=str(out)) == {"FINISHED"}
-        rig.verify_clips(bpy, ref, f"{path.name} -> {label} ->")
+        rig.verify_clips(bpy, ref, f"{path.name} -> {label} ->", written=out, sources=sources)
 
 
 # ---------------------------------------------------------------------------
@@ -263,21 +267,26 @@ def test_export_scope(bpy, tmp_path):
 # ---------------------------------------------------------------------------
 # static meshes
 
+@pytest.mark.parametrize("weld", [False, True], ids=["split", "welded"])
 @pytest.mark.parametrize("path", [X / "directx-sdk" / "tiger.x", X / "assimp" / "kwxport_test_cubewithvcolors.x"],
                          ids=lambda p: p.name)
-def test_static_mesh_comes_back_as_stored(bpy, tmp_path, path):
+def test_static_mesh_comes_back_as_stored(bpy, tmp_path, path, weld):
     """Winding, n-gons, UVs (v flipped back), normals, vertex colours and
-    materials of a static mesh are what the source file stores."""
-    assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
+    materials of a static mesh are what the source file stores: its
+    vertices as stored when imported split, every corner's when welded
+    (the cube's 24 vertices are 8 in Blender, split again at its UV seams)."""
+    assert bpy.ops.import_scene.xfile(filepath=str(path), weld=weld) == {"FINISHED"}
     out = tmp_path / "out.x"
     assert bpy.ops.export_scene.xfile(filepath=str(out), float_size="64") == {"FINISHED"}
     assert read_xfile(out).float_size == 64
     src = next(iter(all_meshes(read_xfile(path))))
     got = next(iter(all_meshes(read_xfile(out))))
     assert np.array_equal(got.face_sizes, src.face_sizes)
-    assert np.array_equal(got.face_indices, src.face_indices)
-    assert np.abs(got.positions - src.positions).max() < 1e-5 * np.abs(src.positions).max()
-    assert np.abs(got.uvs - src.uvs).max() < 1e-6
+    if not weld:
+        assert np.array_equal(got.face_indices, src.face_indices)
+    g, s = got.face_indices, src.face_indices              # each corner's vertex
+    assert np.abs(got.positions[g] - src.positions[s]).max() < 1e-5 * np.abs(src.positions).max()
+    assert np.abs(got.uvs[g] - src.uvs[s]).max() < 1e-6
     if src.normals is not None:
         sn = src.normals[src.normal_face_indices] if src.normal_face_indices is not None else \
             src.normals[src.face_indices]
@@ -285,7 +294,7 @@ def test_static_mesh_comes_back_as_stored(bpy, tmp_path, path):
         gn = got.normals[got.normal_face_indices]
         assert np.abs(gn - sn).max() < 1e-6
     if src.vertex_colors is not None:
-        assert np.abs(got.vertex_colors[:, :src.vertex_colors.shape[1]] - src.vertex_colors).max() < 1e-6
+        assert np.abs(got.vertex_colors[g, :src.vertex_colors.shape[1]] - src.vertex_colors[s]).max() < 1e-6
     assert np.array_equal(got.material_indices, src.material_indices)
     assert len(got.materials) == len(src.materials)
     for a, b in zip(got.materials, src.materials):

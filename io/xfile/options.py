@@ -38,8 +38,18 @@ RANGES = Option(
     "calls). Empty: the model's own .ranges.json when there is one",
     "", panel="Animation", unprefixed=True)
 
+#: A .X file stores a vertex once per UV, normal and material, so every UV seam and hard
+#: edge is a cut: welded, the mesh edits as one piece and looks the same (:mod:`..weld`).
+WELD = Option(
+    "weld", "Weld Vertices",
+    "Make the vertices the file splits at UV seams, hard edges and material borders one vertex each "
+    "(those its VertexDuplicationIndices mark as one; without them, those at the same place with the same "
+    "weights), with the UV seams marked and the file's normals kept, so the mesh edits as one piece and looks "
+    "the same (off: the file's vertices as stored)",
+    True, panel="Geometry")
+
 #: ``read_scene``'s options (model import, ``import``/``verify``, ``convert``'s input)
-IMPORT_OPTIONS = (MANUAL_ORIENTATION, TIME_BASE, TICKS_PER_SECOND, RANGES)
+IMPORT_OPTIONS = (MANUAL_ORIENTATION, TIME_BASE, TICKS_PER_SECOND, RANGES, WELD)
 #: ``read_clips``'s options (animations onto an existing armature)
 ANIM_IMPORT_OPTIONS = (TIME_BASE, TICKS_PER_SECOND, RANGES)
 

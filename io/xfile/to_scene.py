@@ -13,6 +13,7 @@ from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin
 from ...scene.orientation import AutoAxes, read_oriented
 from ...scene.validate import singular
 from ..errors import AnimationsOnly, FormatError, Warnings, group
+from ..weld import classes_of, groups
 from . import facing
 from .conventions import FORMAT, col, rotation_from_key, shown_alpha
 from .effects import read_maps
@@ -38,8 +39,9 @@ def _with_joints(sk: Skeleton, extra: list) -> Skeleton:
 
 class _Reader:
     def __init__(self, xf: XFile, axes: AxisConversion, path: str, warnings: list[str],
-                 time_base: TimeBase | None = None):
+                 time_base: TimeBase | None = None, weld: bool = False):
         self.xf = xf
+        self.weld = weld
         self.time_base = time_base if time_base is not None else choose(xf, path=path)   # default: automatic
         self.axes = axes
         self.path = path
@@ -145,6 +147,8 @@ class _Reader:
                                              len(m.materials) - 1)
         if m.skin_weights and sk is not None:
             out.skin = self._skin(m, name, sk, by_name, world, parent)
+        if self.weld:       # the file's positions as stored (a conversion could make two of them one)
+            out.weld = groups(m.positions, classes_of(m.duplicates, V), out.skin, out.colors)
         return out
 
     def _turned(self, m: XMesh, sizes: np.ndarray, idx: np.ndarray,
@@ -563,13 +567,15 @@ def _animations_only(xf: XFile, path) -> AnimationsOnly:
 
 def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | AutoAxes | None = None,
                      warnings: list[str] | None = None, time_base: str = AUTO,
-                     ticks_per_second: float = 0.0) -> Scene:
+                     ticks_per_second: float = 0.0, weld: bool = False) -> Scene:
     """A parsed .X file as a scene in Blender space (see the module doc).
     ``axes``: a conversion, or :class:`AutoAxes` (None: automatic, unscaled)
     to decide up from the file's data. Its keys are read with the time base
     ``time_base`` / ``ticks_per_second`` choose (:func:`.time_base.choose`):
     each clip's ``ticks_per_second`` (None: one tick per frame) and
-    ``extras`` say which."""
+    ``extras`` say which. With ``weld`` each mesh's ``weld`` says which of
+    its vertices are one (:mod:`..weld`: those ``VertexDuplicationIndices``
+    marks as one, else those at one place with the same weights)."""
     if xf.animation_sets and not xf.meshes and not xf.frames:
         raise _animations_only(xf, path)
     warnings = warnings if warnings is not None else Warnings()
@@ -577,18 +583,19 @@ def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | AutoAx
     name = Path(path).stem if path else "xfile"
     tb = choose(xf, time_base, ticks_per_second, path=str(path))
     return read_oriented(axes if axes is not None else AutoAxes(mirror_z=True),
-                         lambda conv, sink: _Reader(xf, conv, str(path), sink, tb).scene(name),
+                         lambda conv, sink: _Reader(xf, conv, str(path), sink, tb, weld).scene(name),
                          warnings, probe=lambda conv: _Reader(xf, conv, str(path), Warnings(), tb).probe(name))
 
 
 
 def read_scene(paths, *, axes: AxisConversion | AutoAxes | None = None, warnings: list[str] | None = None,
-               time_base: str = AUTO, ticks_per_second: float = 0.0, ranges: str = "") -> Scene:
+               time_base: str = AUTO, ticks_per_second: float = 0.0, ranges: str = "", weld: bool = True) -> Scene:
     """One .X file as a scene. ``axes`` None or :class:`AutoAxes`: up decided
     from the file's data. Its keys are read with the time base the options
     choose (``io/xfile/time_base.py``; default: automatic); ``ranges`` (a
     ranges file, else ``STEM.ranges.json`` beside the file when there is
-    one) cuts its timeline into named clips (:mod:`.timeline_ranges`)."""
+    one) cuts its timeline into named clips (:mod:`.timeline_ranges`);
+    ``weld`` marks the vertices the builder welds (:func:`scene_from_xfile`)."""
     from .reader import read_xfile
     from .timeline_ranges import apply
 
@@ -597,7 +604,7 @@ def read_scene(paths, *, axes: AxisConversion | AutoAxes | None = None, warnings
         raise FormatError(f"give exactly one .x file (got {len(paths)})", path=paths[1] if len(paths) > 1 else None)
     warnings = warnings if warnings is not None else Warnings()
     scene = scene_from_xfile(read_xfile(paths[0]), path=paths[0], axes=axes, warnings=warnings,
-                             time_base=time_base, ticks_per_second=ticks_per_second)
+                             time_base=time_base, ticks_per_second=ticks_per_second, weld=weld)
     scene.clips = apply(scene.clips, paths[0], ranges, warnings)
     return scene
 
