@@ -37,17 +37,23 @@ def _uv(me, name: str) -> np.ndarray:
 
 
 def test_two_uv_sets_import_as_two_uv_maps_and_export_both(bpy, tmp_path):
-    assert bpy.ops.import_scene.xfile(filepath=str(UV_SETS)) == {"FINISHED"}
     source = {m.name: m for m in all_meshes(read_xfile(UV_SETS))}
+    # Weld Vertices off: Blender keeps the file's vertices, so each loop's UVs are its file vertex's
+    assert bpy.ops.import_scene.xfile(filepath=str(UV_SETS), weld=False) == {"FINISHED"}
     for name, xm in source.items():
         me = bpy.data.objects[name].data
-        assert [layer.name for layer in me.uv_layers] == ["UVMap", "UVMap.001"], name
-        assert me.uv_layers.active.name == "UVMap"
-        lv = _loops(me)                          # Blender keeps the file's vertices
+        lv = _loops(me)
         for layer, values in (("UVMap", xm.uvs), ("UVMap.001", second_set(xm))):
             got = _uv(me, layer)
             assert np.allclose(got[:, 0], values[lv, 0], atol=1e-6) and \
                 np.allclose(got[:, 1], 1.0 - values[lv, 1], atol=1e-6), (name, layer)
+    # the defaults (welded): two UV maps, written back corner by corner below
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.import_scene.xfile(filepath=str(UV_SETS)) == {"FINISHED"}
+    for name in source:
+        me = bpy.data.objects[name].data
+        assert [layer.name for layer in me.uv_layers] == ["UVMap", "UVMap.001"], name
+        assert me.uv_layers.active.name == "UVMap"
     for storage in STORAGE:
         out = tmp_path / f"uv_sets_{storage}.x"
         assert bpy.ops.export_scene.xfile(filepath=str(out), storage=storage) == {"FINISHED"}
