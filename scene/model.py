@@ -100,6 +100,12 @@ class Material:
     texture: str | None = None       # as written in the file (resolved by the Blender side)
     extras: dict = field(default_factory=dict)
 
+    @property
+    def roughness(self) -> float:
+        """The roughness shown for the specular power (Blinn-Phong's
+        exponent to a microfacet roughness: sqrt(2 / (power + 2)))."""
+        return float(np.sqrt(2.0 / (max(float(self.specular_power), 0.0) + 2.0)))
+
 
 @dataclass(eq=False)
 class Skin:
