@@ -17,11 +17,12 @@ from pathlib import Path
 import numpy as np
 from conftest import DATA, SAMPLES
 
+from legacy_skin_io.core import quat, sampling
 from legacy_skin_io.io import convert
 from legacy_skin_io.io.errors import FormatError, Warnings, largest_deviation
 from legacy_skin_io.io.formats import for_path
 from legacy_skin_io.io.gltf import from_scene
-from legacy_skin_io.scene import Clip, Scene
+from legacy_skin_io.scene import Clip, Material, Mesh, Scene, Skeleton, Skin, Source
 from legacy_skin_io.scene import evaluate as ev
 
 X = DATA / "x"
@@ -156,3 +157,124 @@ class Gltf:
         start = v.get("byteOffset", 0) + a.get("byteOffset", 0)
         out = np.frombuffer(self.bin, dtype=dt, count=a["count"] * w, offset=start)
         return out.reshape(a["count"], w) if w > 1 else out
+
+
+def one_animation(src: Path, k: int, dst: Path) -> Path:
+    """A copy of the .glb ``src`` with only its animation ``k`` (-1: none),
+    the rest unchanged (Blender's glTF import makes the first animation the
+    active action: this is how one animation is played alone, every other
+    joint in its default pose)."""
+    import json
+    import struct
+
+    data = src.read_bytes()
+    n = struct.unpack_from("<I", data, 12)[0]
+    doc = json.loads(data[20:20 + n])
+    anims = doc.pop("animations", [])
+    if k >= 0:
+        doc["animations"] = [anims[k]]
+    text = json.dumps(doc).encode("utf-8")
+    text += b" " * ((-len(text)) % 4)
+    rest = data[20 + n:]
+    dst.write_bytes(struct.pack("<III", 0x46546C67, 2, 20 + len(text) + len(rest))
+                    + struct.pack("<II", len(text), 0x4E4F534A) + text + rest)
+    return dst
+
+
+def key_frames(clip: Clip) -> np.ndarray:
+    """The scene frames of a clip's own keys (of the joints it animates), within its range."""
+    times = [ch.times[ch.starts[k]:ch.starts[k + 1]] for ch in (clip.rotation, clip.translation, clip.scale)
+             for k, j in enumerate(ch.targets.tolist()) if clip.animated[j]]
+    frames = clip.to_frames(np.unique(np.concatenate(times)), FPS) if times else np.zeros(0)
+    f0, f1 = clip.frame_range(FPS)
+    return frames[(frames >= f0 - 1e-9) & (frames <= f1 + 1e-9)]
+
+
+def rot(axis, degrees) -> np.ndarray:
+    return quat.to_mat4(quat.from_axis_angle(np.asarray(axis, dtype=np.float64), np.radians(degrees)))
+
+
+def at(x, y, z) -> np.ndarray:
+    m = np.eye(4)
+    m[:3, 3] = (x, y, z)
+    return m
+
+
+def hard_scene(*, influences: int = 4, shear: bool = False) -> Scene:
+    """The rig of the module doc; ``influences``: the most weights of a
+    vertex (5 puts more than glTF's 4 on some); ``shear``: the head's
+    default pose (not animated) sheared."""
+    names = ["hips", "spine", "head", "prop root", "prop", "tail"]
+    parents = [-1, 0, 1, -1, 3, 0]
+    local = np.stack([at(0, 0, 1), at(0, 0, 0.5) @ rot((1, 0, 0), 20), at(0, 0, 0.5),
+                      at(2, 0, 0) @ np.diag([-1.0, 1.0, 1.0, 1.0]), at(0, 0, 0.3) @ rot((0, 0, 1), 30),
+                      at(0, -0.3, 0.2) @ rot((1, 0, 0), -60)])
+    if shear:
+        local[2, 0, 1] = 0.3
+    sk = Skeleton(names, parents, local, np.zeros_like(local), np.ones(len(names), dtype=bool))
+    bind = sk.world()
+    bind[1] = bind[1] @ rot((0, 1, 0), 15)          # the spine bound otherwise than its default pose
+    sk.bind = bind
+    # a column of 5 rings of 4 vertices around the spine, quads between them, a pentagon at the top
+    ring = np.array([[0.2, 0.2], [-0.2, 0.2], [-0.2, -0.2], [0.2, -0.2]])
+    pos = np.concatenate([np.column_stack((ring, np.full(4, z))) for z in np.linspace(0.8, 2.2, 5)])
+    pos = np.concatenate((pos, [[0.0, 0.3, 2.3]]))                 # the pentagon's fifth corner
+    quads = [(4 * k + i, 4 * k + (i + 1) % 4, 4 * (k + 1) + (i + 1) % 4, 4 * (k + 1) + i)
+             for k in range(4) for i in range(4)]
+    faces = quads + [(16, 17, 20, 18, 19)]
+    sizes = np.array([len(f) for f in faces])
+    corners = np.concatenate(faces)
+    V = len(pos)
+    height = (pos[:, 2] - 0.8) / 1.5
+    v, j, w = [], [], []
+    for i in range(2, V):                       # vertex 0 has no weight
+        shares = np.clip([1 - 2 * height[i], 1 - abs(2 * height[i] - 1), 2 * height[i] - 1], 0, None) + 0.05
+        v += [i] * 3
+        j += [0, 1, 2]
+        w += list(shares)
+    v += [1, 1]                                  # half on 'prop', which the skin has no inverse bind for
+    j += [0, 4]
+    w += [0.5, 0.5]
+    if influences > 4:
+        for i in (5, 6, 7):
+            v += [i, i]
+            j += [5, 4]
+            w += [0.3, 0.25]
+    skin = Skin(np.array([0, 1, 2, 3, 5]), np.linalg.inv(bind[[0, 1, 2, 3, 5]]), np.array(v), np.array(j),
+                np.array(w))
+    rng = np.random.default_rng(30)
+    normals = rng.normal(size=(len(corners), 3))
+    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+    body = Mesh("body", pos, sizes, corners, normals=normals, uvs=rng.uniform(0, 1, (len(corners), 2)),
+                colors=rng.uniform(0, 1, (V, 4)), face_materials=np.array([0] * 8 + [1] * 9), materials=[0, 1],
+                skin=skin)
+    # a tetrahedron wound counter-clockwise seen from outside where it is placed, under the mirrored joint
+    tet = np.array([[0, 0, 0], [0.2, 0, 0], [0, 0.2, 0], [0, 0, 0.2]], dtype=np.float64)
+    placement = np.array([[1, 0.4, 0, 0.1], [0, 1, 0, 0], [0, 0, 1, 0.05], [0, 0, 0, 1]], dtype=np.float64)
+    world = sk.world()[4] @ placement
+    placed = tet @ world[:3, :3].T + world[:3, 3]
+    tris = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
+    centre = placed.mean(axis=0)
+    for t in tris:                               # counter-clockwise seen from outside, in the world
+        n = np.cross(placed[t[1]] - placed[t[0]], placed[t[2]] - placed[t[0]])
+        if np.dot(n, placed[t].mean(axis=0) - centre) < 0:
+            t[[1, 2]] = t[[2, 1]]
+    gem = Mesh("gem", tet, np.full(4, 3), tris.reshape(-1), face_materials=np.zeros(4, np.int64), materials=[1],
+               parent=4, matrix=placement)
+    mats = [Material("skin", np.array([0.9, 0.7, 0.6, 1.0]), specular_power=20.0),
+            Material("glass", np.array([0.2, 0.4, 0.9, 0.5]), texture="textures\\glass.png",
+                     emissive=np.array([0.1, 0.0, 0.0]))]
+    J = len(names)
+    r_spine = np.stack([quat.from_axis_angle([1, 0, 0], np.radians(a)) for a in (20, 190, 35)])
+    r_spine = quat.make_continuous(r_spine)
+    swing = Clip("swing", sampling.Channels.from_tracks([1], [np.array([0.0, 2400.0, 4800.0])], [r_spine], 4),
+                 sampling.Channels.from_tracks([0], [np.array([0.0, 4800.0])], [np.array([[0, 0, 1.0], [0.3, 0, 1.2]])],
+                                               3),
+                 sampling.Channels.from_tracks([2], [np.array([1200.0, 3600.0])],
+                                               [np.array([[1.0, 1.0, 1.0], [1.5, 0.7, 1.0]])], 3),
+                 np.isin(np.arange(J), [0, 1, 2]), start=0.0, end=4800.0, ticks_per_second=4800.0)
+    r_head = np.stack([quat.IDENTITY, quat.from_axis_angle([0, 1, 0], np.radians(100))])
+    nod = Clip("nod", sampling.Channels.from_tracks([2], [np.array([0.0, 10.0])], [r_head], 4),
+               sampling.Channels.empty(3), sampling.Channels.empty(3), np.isin(np.arange(J), [2]), start=0.0,
+               end=10.0, rotation_mode="nlerp")
+    return Scene("hard", sk, [body, gem], mats, [swing, nod], Source("none"))

@@ -129,7 +129,7 @@ def read(files: list[tuple[Path, list[Run]]]) -> list[Read]:
             v = d.get("validator")
             if v:
                 r.errors, r.warnings, r.messages, r.stand_ins = v["errors"], v["warnings"], v["messages"], v["standIns"]
-            if not r.error:
+            if not r.error and runs:
                 r.prims = [tuple(x) for x in d["prims"]]
                 r.nodes = list(d["nodes"])
                 counts = [c for _, _, c in r.prims]

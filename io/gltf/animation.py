@@ -23,6 +23,7 @@ from ...core import quat, sampling
 from ...scene import AxisConversion, Clip, Scene
 from ...scene.timeline import TIMELINE
 from ...scene.validate import MAX_FRAME, check_frame_count
+from ..errors import note
 from .document import Document
 
 #: a frame where slerp between the kept keys and the clip differ by more than
@@ -53,13 +54,20 @@ def _slerp_at(key_times: np.ndarray, keys: np.ndarray, times: np.ndarray) -> np.
     return quat.slerp_shortest(keys[i], keys[j], t)
 
 
-def exact_keys(own: np.ndarray, times: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """(F,) bool: which of the clip ``times`` (ascending) to key so that
-    slerp between them gives ``values`` (F, 4, unit) at every time: the
-    first, the last, those of the track's ``own`` keys, and every time of a
-    span between two of those where slerp differs."""
+def own_keys(own: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """(F,) bool: the clip ``times`` a track keeps in any case: the first,
+    the last and those of its ``own`` keys."""
     keep = np.isin(times, own)
     keep[[0, -1]] = True
+    return keep
+
+
+def exact_keys(own: np.ndarray, times: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """(F,) bool: which of the clip ``times`` (ascending) to key so that
+    slerp between them gives ``values`` (F, 4, unit) at every time:
+    :func:`own_keys`, and every time of a span between two of those where
+    slerp differs."""
+    keep = own_keys(own, times)
     at = np.flatnonzero(keep)
     got = _slerp_at(times[at], values[at], times)
     off = np.minimum(np.abs(got - values).max(axis=1), np.abs(got + values).max(axis=1)) > EXACT
@@ -137,10 +145,16 @@ class AnimationWriter:
         q = quat.normalize(clip.rotations_at(self.r0, times)[:, joints])
         q = quat.make_continuous(q, axis=0)
         where = {int(j): k for k, j in enumerate(ch.targets.tolist())}
+        added = 0
         for a, j in enumerate(joints):
             k = where[j]
-            keep = exact_keys(ch.times[ch.starts[k]:ch.starts[k + 1]], times, q[:, a])
+            own = ch.times[ch.starts[k]:ch.starts[k + 1]]
+            keep = exact_keys(own, times, q[:, a])
+            added += int(keep.sum() > own_keys(own, times).sum())
             yield j, times[keep], quat.normalize(self.back.quats(q[keep, a]))
+        if added:
+            note(self.warnings, f"{clip.name}: {added} of {len(joints)} rotation tracks keyed on every frame of the "
+                                f"spans where glTF's slerp would play otherwise than the animation does")
 
     def write(self, clip: Clip) -> WrittenClip:
         shift = self.shift(clip)

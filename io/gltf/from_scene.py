@@ -105,7 +105,7 @@ class Build:
         self.clips = [writer.write(c) for c in scene.clips] if self.J else []
         if scene.clips and not self.J:
             warnings.append("the scene has animations but no skeleton: animations not written")
-        self.doc.add("scenes", {"nodes": self.roots})
+        self.doc.add("scenes", {"nodes": self.roots} if self.roots else {})
         self.doc.json["scene"] = 0
 
     # -- nodes -------------------------------------------------------------
@@ -265,7 +265,7 @@ def _measure(scene: Scene, written: Scene, fps: float, size: float) -> tuple[flo
     at the default pose and every whole frame of every clip, and where. A
     scene without vertices is its skeleton: the joints' world matrices are
     compared instead (a point one model size from the joint)."""
-    from ...scene.evaluate import evaluate, joint_world
+    from ...scene.evaluate import farthest, joint_world
 
     if not any(len(m.positions) for m in scene.meshes) and scene.skeleton is not None:
         worst, where = 0.0, ""
@@ -277,22 +277,15 @@ def _measure(scene: Scene, written: Scene, fps: float, size: float) -> tuple[flo
             f, j = np.unravel_index(int(np.argmax(d)), d.shape)
             if d[f, j] > worst:
                 worst = float(d[f, j])
-                where = f"{name}, joint {scene.skeleton.names[j]!r}" + ("" if a is None else f", frame {int(frames[f])}")
+                where = f"{name}, joint {scene.skeleton.names[j]!r}"
+                where += "" if a is None else f", frame {int(frames[f])}"
         return worst / size, where
 
-    worst, where = 0.0, ""
-    runs: list[tuple] = [(None, None, np.zeros(1), "the default pose")]
+    worst, where = farthest(scene, None, written, None, [0.0], fps)[0], "the default pose"
     for a, b in zip(scene.clips, written.clips):
-        frames, _ = a.bake_frames(fps)
-        runs.append((a, b, frames, a.name))
-    for a, b, frames, name in runs:
-        for lo in range(0, len(frames), 32):          # a bounded number of frames in memory
-            part = frames[lo:lo + 32]
-            for f, x, y in zip(part, evaluate(scene, a, part, fps), evaluate(written, b, part, fps)):
-                if len(x) and x.shape == y.shape:
-                    d = float(np.linalg.norm(x - y, axis=1).max())
-                    if d > worst:
-                        worst, where = d, name if a is None else f"{name}, frame {int(f)}"
+        d, f = farthest(scene, a, written, b, a.bake_frames(fps)[0], fps)
+        if d > worst:
+            worst, where = d, f"{a.name}, frame {int(f)}"
     return worst / size, where
 
 
