@@ -328,3 +328,15 @@ def test_clip_times_start_at_zero_for_a_timeline_cut(tmp_path):
               for a in doc.json["animations"]}
     assert starts == {"second half": 0.0, "early": 0.0}
     assert "early: starts 6 frame(s) before 0; written from time 0 (every key that much later)" in warnings
+
+
+def test_what_no_file_can_hold_is_refused_in_one_line(tmp_path):
+    """A coordinate past float32 (glTF's) or not a number: one line naming
+    it, nothing written; a skin of more joints than 16-bit JOINTS hold."""
+    scene = gc.hard_scene()
+    for bad in (np.inf, 1e39, np.nan):
+        body = dataclasses.replace(scene.meshes[0], positions=scene.meshes[0].positions.copy())
+        body.positions[3, 1] = bad
+        with pytest.raises(FormatError, match=r"^h.glb: mesh 'body': vertex positions"):
+            GLTF.write_scene(dataclasses.replace(scene, meshes=[body]), tmp_path / "h.glb", warnings=[])
+    assert list(tmp_path.iterdir()) == []

@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from ...core import quat, sampling
-from ...scene import AxisConversion, Mesh, Scene, Skeleton, Skin
+from ...scene import AxisConversion, Mesh, Scene, SceneError, Skeleton, Skin
+from ...scene.validate import validate
 from ..atomic import Batch
 from ..errors import Deviation, FormatError, Warnings
 from .animation import AnimationWriter, WrittenClip
@@ -204,11 +205,6 @@ class Build:
             where = ", ".join(f"{n!r} {k}" for n, k in list(capped.items())[:8])
             self.reasons[f"more than {self.cap} weights per vertex (--max-influences; 0 writes them all as "
                          f"JOINTS_1/WEIGHTS_1...): the strongest {self.cap} kept, renormalised"] = where
-        negative = {self.scene.meshes[i].name or f"mesh {i}": inf.negative for i, inf in self.written_skins.items()
-                    if inf.negative}
-        if negative:
-            self.reasons["negative weights (glTF weights are not negative): left out"] = \
-                ", ".join(f"{n!r} {k}" for n, k in list(negative.items())[:8])
         figure, where = 0.0, ""
         if self.reasons:
             figure, where = _measure(self.scene, self._as_written(), self.fps, self.size)
@@ -307,9 +303,12 @@ def build(scene: Scene, path, *, warnings: list[str] | None = None, fps: float =
         raise FormatError("a glTF file is named .glb or .gltf", path=path)
     back = writer_axes(scene, axes, float(scale)).inverse()
     try:
+        validate(scene, fps, bones=0)       # (bones: no limit of baked keys, nothing is baked for Blender)
         out = Build(scene, path, back, fps=fps, max_influences=int(max_influences), embed=bool(embed_images),
                     warnings=warnings)
         out.lossy()
+    except SceneError as err:
+        raise FormatError(str(err), path=path) from None
     except FormatError as err:
         raise FormatError(err.message, path=path) if err.path is None else err from None
     return out

@@ -20,6 +20,7 @@ import numpy as np
 from ...core import faces
 from ...core.skinning import BLENDER_MIN_CONTRIB, limit_influences
 from ...scene import AxisConversion, Mesh
+from ..errors import FormatError
 from ..rows import dedupe_rows
 from .document import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, UBYTE, UINT, USHORT, Document
 
@@ -36,7 +37,6 @@ class Influences:
     weights: np.ndarray          # (V, 4 * sets) float32, each row summing to 1 as closely as float32 can
     static: bool                 # some vertex needs the static joint (the skin list's last entry)
     limited: int = 0             # vertices that lost weights to the cap
-    negative: int = 0            # vertices whose negative weights were dropped
 
 
 def influences(mesh: Mesh, cap: int) -> Influences:
@@ -66,7 +66,6 @@ def influences(mesh: Mesh, cap: int) -> Influences:
         pair, inv = np.unique(v * n_s + slot, return_inverse=True)
         w = np.bincount(inv, weights=w, minlength=len(pair))
         v, slot = pair // n_s, pair % n_s
-    negative = len(np.unique(v[w < 0]))
     pos = w > 0                              # (a zero weight is no influence: its slot stays empty)
     v, slot, w = v[pos], slot[pos], w[pos]
     v, slot, w, lost = limit_influences(v, slot, w, cap)
@@ -86,7 +85,7 @@ def influences(mesh: Mesh, cap: int) -> Influences:
     W = np.zeros((V, SET * sets))
     J[v, rank] = slot
     W[v, rank] = w
-    return Influences(J, _weights32(W), bool((slot == static).any()), len(lost), negative)
+    return Influences(J, _weights32(W), bool((slot == static).any()), len(lost))
 
 
 @dataclass
@@ -176,6 +175,9 @@ def write_mesh(doc: Document, mesh: Mesh, back: AxisConversion, *, bake: np.ndar
             attrs["COLOR_0"] = doc.accessor(col, "VEC4", target=ARRAY_BUFFER)
         if influences is not None:
             comp = UBYTE if influences.joints.max(initial=0) < 256 else USHORT
+            if influences.joints.max(initial=0) >= 65536:
+                raise FormatError(f"mesh {mesh.name!r}: skinned by more than 65,536 joints, past glTF's 16-bit "
+                                  f"JOINTS")
             for s in range(influences.joints.shape[1] // SET):
                 part = slice(SET * s, SET * (s + 1))
                 attrs[f"JOINTS_{s}"] = doc.accessor(influences.joints[src, part], "VEC4", comp, target=ARRAY_BUFFER)
