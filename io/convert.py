@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import export_options, options
-from .errors import FormatError, Warnings, largest_deviation, note
+from .errors import AnimationsOnly, FormatError, Warnings, largest_deviation, note
 from .formats import FORMATS, UnknownFormat, for_path
 
 
@@ -66,9 +66,13 @@ def convert(inputs: list[str], output: str, *, fps: float = 24.0, read_options: 
     if not (fps > 0 and fps < float("inf")):        # NaN too
         raise FormatError(f"fps must be a positive number, not {fps!r}")
     try:
-        scene = in_fmts[0].read_scene(inputs, warnings=warnings, **(read_options or {}))
+        scene = read_inputs(in_fmts[0], inputs, warnings, read_options or {})
     except SceneError as err:
         raise FormatError(str(err), path=inputs[0]) from None
+    except AnimationsOnly as err:
+        hint = (f"convert it with the model it plays on: convert MODEL{in_fmts[0].model_suffixes[0]} "
+                f"{Path(err.path or inputs[0]).name} -o OUTPUT" if in_fmts[0].animation_files else "")
+        raise FormatError(err.message + (f"; {hint}" if hint else ""), path=err.path) from None
     if scene.source.orientation is not None and scene.source.orientation.automatic:
         note(warnings, scene.source.orientation.note())
     copies = []
@@ -81,6 +85,21 @@ def convert(inputs: list[str], output: str, *, fps: float = 24.0, read_options: 
         raise FormatError(str(err), path=output) from None
     export_options.copy_textures(copies, warnings)
     return written
+
+
+def read_inputs(fmt, inputs: list[str], warnings, options: dict):
+    """The scene of ``inputs``: a model file and its animation files; for a
+    format whose animations come in model files (.X), the first file and
+    the animations of the others read onto its skeleton by name."""
+    if len(inputs) == 1 or fmt.anim_suffixes or not fmt.anim_import:
+        return fmt.read_scene(inputs, warnings=warnings, **options)
+    scene = fmt.read_scene(inputs[:1], warnings=warnings, **options)
+    if scene.skeleton is None:
+        raise FormatError("no skeleton to play the other files' animations on", path=inputs[0])
+    anim_ids = {o.id for o in fmt.anim_import_options}
+    scene.clips += fmt.read_clips(scene.skeleton, scene.source.axes, inputs[1:], warnings=warnings,
+                                  **{k: v for k, v in options.items() if k in anim_ids})
+    return scene
 
 
 #: ``convert`` offers the input format's import options as ``--input-<flag>``

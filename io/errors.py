@@ -30,6 +30,13 @@ class FormatError(ValueError):
         return f"{where}: {self.message}"
 
 
+class AnimationsOnly(FormatError):
+    """A model file that holds animations and nothing to play them on (no
+    mesh, no skeleton): made to be played on another file's skeleton. The
+    model imports (operators, ``import``, ``convert``) add which command takes
+    such a file."""
+
+
 class Deviation(str):
     """A warning that what was written deviates from what was asked: the
     message, with the figure it reports as attributes. ``figure`` is the

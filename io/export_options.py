@@ -63,35 +63,41 @@ def texture_paths(scene, mode: str, target, *, base_dir: str | None = None,
     warnings = warnings if warnings is not None else []
     out_dir = Path(target).resolve().parent
     copies: list[tuple[Path, Path]] = []
-    for mat in scene.materials:
-        tex = mat.texture
-        if not tex:
-            continue
-        relative_name = not os.path.isabs(tex) and not tex.replace("\\", "/").startswith("/")
-        where = _resolve(tex, base_dir)
-        if mode == "STRIP":
-            mat.texture = Path(tex.replace("\\", "/")).name
-        elif mode == "COPY":
-            name = Path(tex.replace("\\", "/")).name
-            if where is not None and where.is_file():
-                if where.resolve() != (out_dir / name).resolve():
-                    copies.append((where, out_dir / name))
-            else:
-                warnings.append(f"texture {tex!r} not found: not copied (its name is written)")
-            mat.texture = name
-        elif where is None:
-            continue                        # a name as read, nowhere to place it: kept
-        elif mode == "ABSOLUTE":
-            mat.texture = str(where.resolve())
-        elif mode == "RELATIVE" or (mode == "AUTO" and not relative_name):
-            try:
-                rel = Path(os.path.relpath(where.resolve(), out_dir))
-            except ValueError:              # another drive
-                mat.texture = str(where.resolve())
-                continue
-            inside = not rel.parts or rel.parts[0] != ".."
-            mat.texture = rel.as_posix() if mode == "RELATIVE" or inside else str(where.resolve())
+    for mat in scene.materials:       # the base colour, the maps (normal, ...), further textures
+        if mat.texture:
+            mat.texture = _texture_path(mat.texture, mode, out_dir, base_dir, copies, warnings)
+        for role, tex in list(mat.maps.items()):
+            mat.maps[role] = _texture_path(tex, mode, out_dir, base_dir, copies, warnings)
+        mat.more_textures = [_texture_path(t, mode, out_dir, base_dir, copies, warnings) for t in mat.more_textures]
     return copies
+
+
+def _texture_path(tex: str, mode: str, out_dir: Path, base_dir: str | None, copies: list, warnings: list) -> str:
+    """One texture name as :func:`texture_paths` writes it (copies added to ``copies``)."""
+    relative_name = not os.path.isabs(tex) and not tex.replace("\\", "/").startswith("/")
+    where = _resolve(tex, base_dir)
+    if mode == "STRIP":
+        return Path(tex.replace("\\", "/")).name
+    if mode == "COPY":
+        name = Path(tex.replace("\\", "/")).name
+        if where is not None and where.is_file():
+            if where.resolve() != (out_dir / name).resolve() and (where, out_dir / name) not in copies:
+                copies.append((where, out_dir / name))
+        else:
+            warnings.append(f"texture {tex!r} not found: not copied (its name is written)")
+        return name
+    if where is None:
+        return tex                          # a name as read, nowhere to place it: kept
+    if mode == "ABSOLUTE":
+        return str(where.resolve())
+    if mode == "RELATIVE" or (mode == "AUTO" and not relative_name):
+        try:
+            rel = Path(os.path.relpath(where.resolve(), out_dir))
+        except ValueError:              # another drive
+            return str(where.resolve())
+        inside = not rel.parts or rel.parts[0] != ".."
+        return rel.as_posix() if mode == "RELATIVE" or inside else str(where.resolve())
+    return tex
 
 
 def copy_textures(copies: list[tuple[Path, Path]], warnings: list[str]) -> None:

@@ -26,6 +26,10 @@ from pathlib import Path
 
 from .errors import FormatError
 
+#: The still-image file extensions a texture name may have (a name without one is no image file).
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".tga", ".bmp", ".dds", ".tif", ".tiff", ".exr", ".hdr",
+                    ".gif", ".psd", ".webp")
+
 #: Largest input file read (bytes). Larger files are refused before reading.
 MAX_INPUT_BYTES = 1 << 30
 

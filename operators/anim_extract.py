@@ -218,6 +218,43 @@ def _fcurve_world(r: Rig, chans: dict, frames: np.ndarray) -> np.ndarray:
     return world
 
 
+#: a pose bone's channels by the properties that key them
+CHANNELS = {"location": "location", "scale": "scale", **{p: "rotation" for p in ROTATIONS}}
+
+
+def hold_unkeyed_pose(r: Rig, actions: list) -> list[str]:
+    """A rig made in Blender (its default pose: the rest pose) gets as its
+    default pose each bone's location, rotation and scale as the pose
+    holds them wherever none of ``actions`` ((action, slot) pairs: the
+    exported ones) keys that channel: what Blender shows at every frame of
+    every exported action, and without one (a pose set and not keyed). A
+    channel some exported action keys stays at rest (another action leaves
+    its last value behind). Returns the bones whose default pose changed."""
+    if r.scene.source.format != "blender" or not len(r.bones):
+        return []
+    keyed: dict[str, set[str]] = {}
+    for action, _ in actions:
+        for bone, props in action_channels(action, r.obj.pose.bones, r.bone_names.values()).items():
+            keyed.setdefault(bone, set()).update(CHANNELS[p] for p in props)
+    sk = r.skeleton
+    local = sk.local.copy()
+    held = []
+    for j in r.bones.tolist():
+        name = r.bone_names[int(j)]
+        pb = r.obj.pose.bones[name]
+        k = keyed.get(name, set())
+        loc = np.zeros(3) if "location" in k else np.array(pb.location, dtype=np.float64)
+        rot = quat.IDENTITY if "rotation" in k else quat.normalize(_basis_rotation(pb, {}, np.zeros(1))[0])
+        scl = np.ones(3) if "scale" in k else np.array(pb.scale, dtype=np.float64)
+        basis = sampling.compose_trs(loc[None], np.asarray(rot, dtype=np.float64)[None], scl[None])[0]
+        if np.abs(basis - np.eye(4)).max() > 1e-7:
+            local[j] = local[j] @ basis
+            held.append(name)
+    if held:
+        sk.local = local
+    return held
+
+
 def moves_beyond_fcurves(r: Rig) -> list[str]:
     """Bones whose pose is not their F-curves' alone: constraints, drivers."""
     arm = r.obj

@@ -52,7 +52,8 @@ def _bones_parents_first(arm):
 def rig_of(arm_obj, *, placement: bool = False) -> Rig:
     """The skeleton of an armature: the builder's stored joints when the rig
     came from a file (and its bones still exist), else one joint per bone
-    (bind = rest, default pose = rest).
+    (bind = rest, default pose = rest; an export then gives it the pose no
+    action keys: ``anim_extract.hold_unkeyed_pose``).
 
     ``placement`` (exports): where the armature object's world matrix does
     not fold into the root joints, it is a joint of its own, named for the

@@ -30,6 +30,11 @@ def scene_of(context, *, armature=None, objects=None, apply_modifiers: bool = Tr
     warnings = warnings if warnings is not None else []
     context.view_layer.update()          # world matrices are stale until the depsgraph is evaluated
     r = armature_extract.rig_of(armature, placement=True) if armature is not None else None
+    # the rig's actions: exported with it, and the channels they key are no part of its default pose (also
+    # when the animations are not exported: its animation files play on the model)
+    chosen = anim_extract.rig_actions(armature, r.bone_names.values(), actions) if r is not None else []
+    if r is not None:
+        anim_extract.hold_unkeyed_pose(r, chosen)
     scene = r.scene if r is not None else Scene(objects[0].name if objects else "scene",
                                                 source=Source("blender", "", AxisConversion()))
     if r is not None and not bake:
@@ -48,7 +53,6 @@ def scene_of(context, *, armature=None, objects=None, apply_modifiers: bool = Tr
             warnings.append(f"{obj.name}: object animation is not exported")
     if r is not None and animations:
         fps = context.scene.render.fps / context.scene.render.fps_base
-        chosen = anim_extract.rig_actions(armature, r.bone_names.values(), actions)
         for action, slot in chosen:
             clip = anim_extract.clip_of(context, action, r, fps, warnings, slot=slot, bake=bake)
             if clip is not None:

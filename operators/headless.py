@@ -105,8 +105,12 @@ def import_files(args):
         raise pipeline.IOFailed("--weights needs one weight per mergeable animation")
     if any(w < 0 for w in args.weights):
         raise pipeline.IOFailed("--weights: a weight must not be negative")
-    if (mergeable or dominant) and not fmt.anim_suffixes:
+    if (mergeable or dominant) and not fmt.animation_files:
         raise pipeline.IOFailed(f"{fmt.label} files carry their own animations: give only the model")
+    for p in mergeable + dominant:
+        if Path(p).suffix.lower() not in fmt.animation_files:
+            raise pipeline.IOFailed(f"{Path(p).name}: a {fmt.label} model takes animations from "
+                                    f"{', '.join(fmt.animation_files)} files")
     axes = _axes(fmt, args)
     opts = _options(fmt, args)
     model_options, clip_options = reader_options(fmt, args)
@@ -197,9 +201,12 @@ def _reference(fmt, args) -> Scene:
     animation read onto it as a layer, as the import read them."""
     axes = _axes(fmt, args)
     model_options, clip_options = scene_options(fmt, args), _given(fmt.anim_import_options, args)
-    if not (args.dominant or len(args.animations) > 1 or args.weights):
+    if not (args.dominant or len(args.animations) > 1 or args.weights) and (fmt.anim_suffixes or not args.animations):
         return fmt.read_scene([args.model, *args.animations], axes=axes, **model_options)
     reference = fmt.read_scene([args.model], axes=axes, **model_options)
+    if not (args.dominant or len(args.animations) > 1 or args.weights):     # a model file's animations, onto it
+        reference.clips += fmt.read_clips(reference.skeleton, reference.source.axes, args.animations, **clip_options)
+        return reference
     clips = []
     for i, p in enumerate(args.animations):
         weight = float(args.weights[i]) if args.weights else 1.0

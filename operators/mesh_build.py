@@ -15,7 +15,7 @@ from ..core import faces, rebind, sampling
 from ..io.errors import note
 from ..scene import Material, Mesh, Scene
 from ..scene import evaluate as oracle
-from . import attribute_nodes, mesh_arrays, metadata, own_binds, textures
+from . import attribute_nodes, material_maps, mesh_arrays, metadata, own_binds, textures
 
 if TYPE_CHECKING:
     from .builder import Built
@@ -115,7 +115,8 @@ def _repeated_rows(rows: np.ndarray, n_values: int) -> np.ndarray:
 
 def _appearance(mat: Material) -> tuple:
     return (tuple(np.round(np.asarray(mat.color, dtype=np.float64), 9)), round(float(mat.specular_power), 9),
-            tuple(np.round(mat.specular, 9)), tuple(np.round(mat.emissive, 9)), mat.texture)
+            tuple(np.round(mat.specular, 9)), tuple(np.round(mat.emissive, 9)), mat.texture,
+            tuple(sorted(mat.maps.items())), tuple(mat.more_textures))
 
 
 def material_groups(scene: Scene) -> np.ndarray:
@@ -168,6 +169,8 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
             mesh_arrays.write(me, metadata.MATERIAL_ATTR, "INT", "FACE", face_scene)
     if m.uvs is not None and len(loop_v):
         mesh_arrays.set_uv_map(me, "UVMap", corners_of(m.uvs, np.float32))
+        for name, uv in m.uv_sets.items():          # further UV sets after it (the first stays active)
+            mesh_arrays.set_uv_map(me, name, corners_of(uv, np.float32))
     if m.colors is not None:
         colors: Any = me.color_attributes.new("Color", "FLOAT_COLOR", "POINT")
         colors.data.foreach_set("color", np.asarray(m.colors, dtype=np.float32).reshape(-1))
@@ -498,6 +501,7 @@ def make_material(mat: Material, filepath: str, images: textures.ImageCache, war
                 nt.links.new(tex.outputs["Color"], bsdf.inputs["Base Color"])
         if img is None or missing:
             out["texture_path"] = mat.texture    # kept for the user and for export
+    meta.update(material_maps.add_maps(nt, bsdf, mat, filepath, images, warnings))
     metadata.store(out, metadata.MESH_KEY, meta)
     return out
 
@@ -546,4 +550,24 @@ def build_meshes(context, built: Built, pack_images: bool, default_world: np.nda
         built.warnings.append(f"{len(own)} skinned mesh(es) whose joints' binds differ from the armature's in "
                               f"ways no vertex position can absorb deform with binds of their own (an armature "
                               f"'<mesh>_binds' that follows the rig; exact): {', '.join(own[:8])}")
+    _report_maps(scene, mats, built.warnings)
     images.report(built.warnings)
+
+
+def _report_maps(scene: Scene, mats: dict, warnings: list[str]) -> None:
+    """One line for the materials with several textures (the first is the
+    base colour, the others image nodes) and one for the maps wired in."""
+    several = [f"{scene.materials[k].name!r} (+{len(scene.materials[k].more_textures)})" for k in mats
+               if scene.materials[k].more_textures]
+    if several:
+        note(warnings, f"{len(several)} material(s) with several textures: the first is the base colour, the others "
+                       f"are kept as image nodes, not connected: {', '.join(several[:6])}"
+                       f"{' ...' if len(several) > 6 else ''}")
+    counts: dict[str, int] = {}
+    for out in mats.values():
+        meta = metadata.load(out, metadata.MESH_KEY) or {}
+        for role in meta.get("maps") or {}:
+            counts[role] = counts.get(role, 0) + 1
+    if counts:
+        note(warnings, "texture maps in the materials (a missing file's image is not connected): " +
+             ", ".join(f"{n} {role}" for role, n in counts.items()))

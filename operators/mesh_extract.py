@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core import faces
 from ..scene import Material, Mesh, Skin
-from . import attribute_nodes, mesh_arrays, metadata, own_binds
+from . import attribute_nodes, material_maps, mesh_arrays, metadata, own_binds
 from .armature_extract import matrix
 
 if TYPE_CHECKING:
@@ -201,19 +201,20 @@ def material_of(mat) -> Material:
     path = _texture_path(mat)
     # the file's own texture name while the image still has the path the import gave it
     out.texture = meta.get("texture") if path is None or path == meta.get("image") else path
+    out.maps, out.more_textures = material_maps.maps_of(mat, meta)
     return out
 
 
 def _texture_path(mat) -> str | None:
     if mat is None or mat.node_tree is None:
         return None
-    nodes = [nd for nd in mat.node_tree.nodes if nd.type == "TEX_IMAGE" and nd.image is not None]
+    others = {*material_maps.NODE_NAMES.values()}
+    nodes = [nd for nd in mat.node_tree.nodes if nd.type == "TEX_IMAGE" and nd.image is not None
+             and nd.name not in others and not nd.name.startswith(material_maps.MORE_NODE.format(""))]
     if not nodes:
         return mat.get("texture_path")
     linked = [nd for nd in nodes if any(lk.to_socket.name == "Base Color" for o in nd.outputs for lk in o.links)]
-    img = (linked or nodes)[0].image
-    raw = img.filepath or img.name
-    return bpy.path.abspath(raw, library=img.library) if raw.startswith("//") else raw
+    return material_maps.image_path((linked or nodes)[0].image)
 
 
 def _mirror(meta: dict) -> np.ndarray | None:
@@ -268,6 +269,8 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
             out.normals = out.normals * mirror
         if me.uv_layers.active is not None and L:
             out.uvs = mesh_arrays.uv_map(me, me.uv_layers.active).astype(np.float64)[order]
+            out.uv_sets = {layer.name: mesh_arrays.uv_map(me, layer).astype(np.float64)[order]
+                           for layer in me.uv_layers if layer.name != me.uv_layers.active.name}
         ca = me.color_attributes.active_color if hasattr(me.color_attributes, "active_color") else None
         if ca is not None and ca.domain == "POINT":
             c = np.empty(4 * V, dtype=np.float32)
@@ -288,7 +291,8 @@ def mesh_of(context, obj, skeleton_rig: Rig | None, materials: dict, scene_mater
                 info = names.get(str(k), {})
                 look = slot_mat[int(np.clip(mat_idx[np.nonzero(fm == k)[0][0]], 0, len(slots) - 1))]
                 mat = Material(info.get("name", look.name), look.color, look.specular_power, look.specular,
-                               look.emissive, look.texture, info.get("extras") or {})
+                               look.emissive, look.texture, info.get("extras") or {}, dict(look.maps),
+                               list(look.more_textures))
                 materials[("own", obj.name, k)] = len(scene_materials)
                 scene_materials.append(mat)
             out.materials = [materials[("own", obj.name, k)] for k in keys]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.skeleton import SkeletonError
-from ..io.errors import FormatError, Warnings, note
+from ..io.errors import AnimationsOnly, FormatError, Warnings, note
 from ..io.formats import Format, UnknownFormat
 from ..scene import AxisConversion, SceneError
 from ..scene.validate import check_import_size, validate
@@ -93,6 +93,8 @@ def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None 
     first = paths[0]
     try:
         scene = fmt.read_scene(paths, axes=axes, warnings=warnings, **(reader_options or {}))
+    except AnimationsOnly as err:
+        raise IOFailed(f"{err}; {animation_import_hint(fmt, first)}") from None
     except Exception as err:
         raise _fail(err, first) from None
     if not scene.meshes and scene.skeleton is None:
@@ -123,6 +125,17 @@ def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None 
                         f"with the file")
     built.warnings = warnings
     return built
+
+
+def animation_import_hint(fmt: Format, path: str) -> str:
+    """Where a file of animations alone imports: onto the armature of its
+    model, in Blender and on the command line."""
+    if not fmt.animation_files:
+        return "this format's animations import with their model only"
+    model = f"MODEL{fmt.model_suffixes[0]}"
+    return (f"import {model} first, then this file onto its armature with File > Import > {fmt.anim_label} "
+            f"({', '.join(fmt.animation_files)}); on the command line: import {model} {Path(path).name} "
+            f"-o OUT.blend")
 
 
 #: the self-check's tolerance, relative to the model size (as ``verify``'s)
@@ -406,6 +419,8 @@ def save_animation(context, fmt: Format, path: str, *, armature, action=None, ba
     target = Path(path)
     try:
         r = armature_extract.rig_of(armature, placement=True)
+        # the default pose the model's export writes (its animation files play on that model)
+        anim_extract.hold_unkeyed_pose(r, anim_extract.rig_actions(armature, r.bone_names.values()))
         fps = scene_fps(context)
         for act, slot in pairs:
             clip = anim_extract.clip_of(context, act, r, fps, warnings, slot=slot, bake=bake)

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import bpy
 
-IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".tga", ".bmp", ".dds", ".tif", ".tiff", ".exr", ".hdr",
-                    ".gif", ".psd", ".webp")
+from ..io.paths import IMAGE_EXTENSIONS
+
 SUBFOLDERS = ("", "textures", "Textures", "tex", "texture", "images")
 #: how many folders above the model's the search climbs
 PARENT_LEVELS = 2

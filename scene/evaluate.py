@@ -150,17 +150,18 @@ def evaluate(scene: Scene, clips: list[Clip] | Clip | None, frames, fps: float =
 
 
 def farthest(scene: Scene, clip: Clip | None, other: Scene, other_clip: Clip | None, frames,
-             fps: float = 24.0) -> tuple[float, float]:
+             fps: float = 24.0, shift: float = 0.0) -> tuple[float, float]:
     """(the largest distance between a vertex of ``scene`` playing ``clip``
     and the same vertex of ``other`` playing ``other_clip`` (None: the
-    default pose), the frame where it is) over scene ``frames``, evaluated
-    32 frames at a time (a bounded number in memory). Meshes of different
+    default pose), the frame where it is) over scene ``frames`` of
+    ``other_clip`` (``clip`` at ``shift`` frames earlier), evaluated 32
+    frames at a time (a bounded number in memory). Meshes of different
     sizes are not compared."""
     frames = np.asarray(frames, dtype=np.float64).reshape(-1)
     worst, at = 0.0, float(frames[0]) if len(frames) else 0.0
     for lo in range(0, len(frames), 32):
         part = frames[lo:lo + 32]
-        for f, a, b in zip(part, evaluate(scene, clip, part, fps), evaluate(other, other_clip, part, fps)):
+        for f, a, b in zip(part, evaluate(scene, clip, part - shift, fps), evaluate(other, other_clip, part, fps)):
             if len(a) and a.shape == b.shape:
                 d = float(np.linalg.norm(a - b, axis=1).max())
                 if d > worst:

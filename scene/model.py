@@ -99,12 +99,22 @@ class Material:
     emissive: np.ndarray = field(default_factory=lambda: np.zeros(3))
     texture: str | None = None       # as written in the file (resolved by the Blender side)
     extras: dict = field(default_factory=dict)
+    #: further texture maps by role (:data:`MAP_ROLES`), names as ``texture``
+    maps: dict[str, str] = field(default_factory=dict)
+    #: texture names the material holds that no input shows (a second diffuse texture, an
+    #: effect's environment map...), kept for the user and for export
+    more_textures: list[str] = field(default_factory=list)
 
     @property
     def roughness(self) -> float:
         """The roughness shown for the specular power (Blinn-Phong's
         exponent to a microfacet roughness: sqrt(2 / (power + 2)))."""
         return float(np.sqrt(2.0 / (max(float(self.specular_power), 0.0) + 2.0)))
+
+
+#: the roles of :attr:`Material.maps`: a normal map (tangent space), a bump (height) map,
+#: a specular (level) map, an emission (self-illumination) map
+MAP_ROLES = ("normal", "bump", "specular", "emission")
 
 
 @dataclass(eq=False)
@@ -138,6 +148,8 @@ class Mesh:
     corners: np.ndarray
     normals: np.ndarray | None = None        # (L, 3) per corner, unit
     uvs: np.ndarray | None = None            # (L, 2) per corner, v up
+    #: the UV sets after the first (``uvs``), by name, in order: (L, 2) per corner, v up
+    uv_sets: dict[str, np.ndarray] = field(default_factory=dict)
     colors: np.ndarray | None = None         # (V, 4) per vertex, RGBA
     face_materials: np.ndarray | None = None  # (F,) index into ``materials``
     materials: list[int] = field(default_factory=list)   # indices into Scene.materials

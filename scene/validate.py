@@ -72,9 +72,13 @@ def validate(scene: Scene, fps: float = 24.0, bones: int | None = None) -> list[
         if int(np.sum(m.face_sizes)) != len(m.corners):
             raise SceneError(f"{label}: face sizes add up to {int(np.sum(m.face_sizes))}, "
                              f"not the {len(m.corners)} corners")
-        for what, arr in (("normals", m.normals), ("UVs", m.uvs), ("colours", m.colors)):
+        for what, arr in (("normals", m.normals), ("UVs", m.uvs), ("colours", m.colors),
+                          *((f"UV map {k!r}", uv) for k, uv in m.uv_sets.items())):
             if arr is not None:
                 _finite(f"{label}: {what}", arr)
+        for k, uv in m.uv_sets.items():
+            if np.shape(uv) != (len(m.corners), 2):
+                raise SceneError(f"{label}: UV map {k!r} has shape {np.shape(uv)}, not ({len(m.corners)}, 2)")
         if m.face_materials is not None and len(m.materials):
             _index(f"{label}: face materials", m.face_materials, len(m.materials))
         _index(f"{label}: materials", m.materials, len(scene.materials))

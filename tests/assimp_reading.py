@@ -112,6 +112,7 @@ class Bone:
 class AiMesh:
     positions: np.ndarray
     bones: list[Bone]
+    uvs: list[np.ndarray] = field(default_factory=list)      # texture coordinate channels, (V, 3) each
 
 
 @dataclass
@@ -161,10 +162,11 @@ def _mesh(b: _Buf) -> AiMesh:
     for n in range(8):
         if comp & (0x1000000 << n):          # colours
             b.floats(4 * nv)
+    uvs = []
     for n in range(8):
         if comp & (0x100 << n):               # texture coordinates
             b.u32()
-            b.floats(3 * nv)
+            uvs.append(b.floats(3 * nv).reshape(-1, 3))
     for _ in range(nf):
         k = b.u16()
         b.p += k * (2 if nv < (1 << 16) else 4)
@@ -178,7 +180,7 @@ def _mesh(b: _Buf) -> AiMesh:
         b.p = bend
         bones.append(Bone(name, off, w["v"].astype(np.int64), w["w"].astype(np.float64)))
     assert b.p == end, f"mesh chunk: {end - b.p} bytes left after its bones (a changed .assbin layout?)"
-    return AiMesh(pos, bones)
+    return AiMesh(pos, bones, uvs)
 
 
 def _keys(b: _Buf, n: int, width: int) -> tuple[np.ndarray, np.ndarray]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+import numpy as np
 from conftest import EXT_MODULE
 
 #: what a failed import must leave exactly as it was
@@ -87,3 +88,21 @@ def save_png(bpy, path: Path) -> None:
     img.file_format = "PNG"
     img.save()
     bpy.data.images.remove(img)
+
+
+def render_pixels(bpy, size, name: str = "check") -> np.ndarray:
+    """The scene rendered with its camera and engine at ``size`` (w, h):
+    (h, w, 4) RGBA, top row first."""
+    scene = bpy.context.scene
+    scene.render.resolution_x, scene.render.resolution_y = size
+    scene.render.resolution_percentage = 100
+    out = Path(bpy.app.tempdir) / f"{name}.png"
+    scene.render.image_settings.file_format = "PNG"
+    scene.render.image_settings.color_mode = "RGBA"
+    scene.render.filepath = str(out)
+    bpy.ops.render.render(write_still=True)
+    img = bpy.data.images.load(str(out))
+    px = np.empty(len(img.pixels), dtype=np.float32)
+    img.pixels.foreach_get(px)
+    bpy.data.images.remove(img)
+    return px.reshape(size[1], size[0], 4)[::-1]

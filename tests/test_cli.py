@@ -217,9 +217,9 @@ def test_verify_takes_the_formats_options(tmp_path):
     assert "warning: --ticks-per-second: not an option of RiTE Model files, ignored" in r.stdout
 
 
-def test_animation_files_are_refused_for_x():
+def test_animation_files_of_another_format_are_refused_for_x():
     r = run_cli("verify", X / "assimp" / "test_cube_text.x", RITE / "walk.raa")
-    _clean_error(r, r"give only the model")
+    _clean_error(r, r"walk\.raa: a DirectX model takes animations from \.x files")
 
 
 def test_import_x_writes_a_blend_that_plays_every_set(bpy, tmp_path):

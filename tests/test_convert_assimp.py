@@ -24,6 +24,7 @@ STORAGES = ("text", "binary", "text_compressed", "binary_compressed")
 ASSIMP_REFUSES = {
     "scene.x": "no mesh (aiScene::mNumMeshes is 0)",
     "Window.x": "its MeshNormals' stray ';' (Line 77: Closing brace expected)",
+    "normals_without_brace.x": "its MeshNormals' missing '}' (Line 66: Closing brace expected)",
 }
 
 

@@ -79,8 +79,9 @@ def _items(name: str, path: Path | None) -> list[str]:
     if path is not None and path.suffix.lower() == ".x":
         xf = read_xfile(path)
         has_mesh = any(True for f in xf.all_frames() for _ in f.meshes) or bool(xf.meshes)
-        timed = any(len({t for a in s.animations for k in a.keys for t in np.asarray(k.times).tolist()}) > 1
-                    for s in xf.animation_sets)
+        frames = {f.name for f in xf.all_frames()}          # (an animation of a frame the file lacks plays nothing)
+        timed = any(len({t for a in s.animations if a.frame_name in frames for k in a.keys
+                         for t in np.asarray(k.times).tolist()}) > 1 for s in xf.animation_sets)
     else:
         has_mesh, timed = True, path is None or path.suffix == ".ram"
     if has_mesh:

@@ -137,7 +137,8 @@ def test_x_export_writes_what_blender_shows(bpy, tmp_path, case):
     assert worst <= REL
 
 
-def test_x_export_of_keys_at_negative_frames_moves_them_to_tick_0_and_says_so(bpy, tmp_path, capfd):
+def _keys_before_frame_0(bpy):
+    """The rig with its action moved 11 frames earlier: -10 .. 2."""
     ao, mo, action = rig.build(bpy)
     sk = ext("operators.source_keys")
     for fc in sk.fcurves(action):
@@ -147,6 +148,11 @@ def test_x_export_of_keys_at_negative_frames_moves_them_to_tick_0_and_says_so(bp
             kp.handle_right[0] -= 11
         fc.update()
     action.frame_range = (-10, 2)
+    return ao, mo, action
+
+
+def test_x_export_of_keys_at_negative_frames_moves_them_to_tick_0_and_says_so(bpy, tmp_path, capfd):
+    ao, mo, action = _keys_before_frame_0(bpy)
     frames = FRAMES - 11
     want = _blender_points(bpy, mo, frames)
     size = rig.size(want[0])
@@ -156,6 +162,47 @@ def test_x_export_of_keys_at_negative_frames_moves_them_to_tick_0_and_says_so(bp
     assert "written from tick 0" in capfd.readouterr().out
     got, _ = _x_points(out, tmp_path, frames, first=-10)
     worst = max(_nn(_blender_to_x_space(w), g) for w, g in zip(want, got)) / size
+    assert worst <= REL
+
+
+@pytest.mark.parametrize("span", [(-10, 2), (-12, -4)], ids=["across_0", "all_before_0"])
+@pytest.mark.parametrize("how", ["model", "animation"])
+def test_rite_export_of_keys_at_negative_frames_moves_them_to_frame_0_and_says_so(bpy, tmp_path, capfd, span, how):
+    """Issue 28: an action keyed before frame 0 (RAA frames are >= 0) is
+    written from frame 0, every key as much later, as the .X export does,
+    with one warning (before: frames 0.. only, without a word: the part
+    before 0 was lost, an action wholly before 0 kept one frame)."""
+    ao, mo, action = _keys_before_frame_0(bpy)
+    if span[0] != -10:
+        for fc in ext("operators.source_keys").fcurves(action):
+            for kp in fc.keyframe_points:
+                for at in (kp.co, kp.handle_left, kp.handle_right):
+                    at[0] += span[0] + 10
+            fc.update()
+        action.frame_range = span
+    frames = np.arange(span[0], span[1] + 1)
+    want = _blender_points(bpy, mo, frames)
+    size = rig.size(want[0])
+    capfd.readouterr()
+    if how == "model":
+        assert bpy.ops.export_scene.rite(filepath=str(tmp_path / "rig.ram")) == {"FINISHED"}
+        model, raa = tmp_path / "rig.ram", tmp_path / "rig_Bend.raa"
+    else:
+        bpy.context.view_layer.objects.active = ao
+        raa = tmp_path / "bend.raa"
+        assert bpy.ops.export_anim.rite(filepath=str(raa)) == {"FINISHED"}
+        assert bpy.ops.export_scene.rite(filepath=str(tmp_path / "rig.ram"), export_animations=False) == {"FINISHED"}
+        model = tmp_path / "rig.ram"
+    said = [ln for ln in capfd.readouterr().out.splitlines()
+            if ln.startswith("Warning:") and "before 0" in ln]
+    assert len(said) == 1 and f"Bend: starts {-span[0]} frame(s) before 0; written from frame 0" in said[0], said
+    rite = ext("io.rite.adapter")
+    ev = ext("scene.evaluate")
+    sc = rite.read_scene([str(model), str(raa)], warnings=[])
+    assert sc.clips[0].frame_range(24.0) == (0.0, float(span[1] - span[0]))
+    got = ev.evaluate(sc, sc.clips[0], (frames - span[0]).astype(float), 24.0)
+    worst = max(_nn(w, np.concatenate(g) if isinstance(g, list) else g) for w, g in zip(want, got)) / size
+    print(f"{span} ({how}): RiTE written {worst:.2e} of the model size from what Blender shows")
     assert worst <= REL
 
 

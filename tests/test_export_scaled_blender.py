@@ -15,7 +15,7 @@ import assimp_reading as ar
 import export_checks as rig
 import numpy as np
 import pytest
-from blender_checks import ext
+from blender_checks import ext, play
 from conftest import SAMPLES
 
 REL = 1e-4
@@ -53,13 +53,14 @@ def _worst(want, got, size: float) -> float:
     return max(_nn(w, g) for w, g in zip(want, got)) / size
 
 
-def _read_back(fid: str, paths, frames, *, clip: str, axes=None) -> list[np.ndarray]:
+def _read_back(fid: str, paths, frames, *, clip: str | None, axes=None) -> list[np.ndarray]:
     """The written files read by the format's reader (in the space ``axes``
-    describe), evaluated by the oracle at scene ``frames``."""
+    describe), evaluated by the oracle at scene ``frames`` (``clip`` None:
+    the default pose)."""
     adapter = ext("io.formats").by_id(fid).adapter
     ev = ext("scene.evaluate")
     sc = adapter.read_scene([str(p) for p in paths], axes=axes, warnings=[])
-    c = next(c for c in sc.clips if c.name == clip)
+    c = next(c for c in sc.clips if c.name == clip) if clip is not None else None
     return [np.concatenate(g) if isinstance(g, list) else g for g in ev.evaluate(sc, c, frames.astype(float), 24.0)]
 
 
@@ -231,3 +232,55 @@ def test_export_names_object_animation_it_does_not_write(bpy, tmp_path, capfd, w
     lines = [ln for ln in capfd.readouterr().out.splitlines() if "is not exported: the file places the rig" in ln]
     assert len(lines) == 1, lines
     assert repr(target.name) in lines[0] and "at frame 1" in lines[0], lines[0]
+
+
+def _weights(mo) -> list[dict]:
+    """Each vertex's weights by bone name, divided by their sum (as Blender deforms and the export writes them)."""
+    names = {g.index: g.name for g in mo.vertex_groups}
+    out = []
+    for v in mo.data.vertices:
+        total = sum(g.weight for g in v.groups)
+        out.append({names[g.group]: round(g.weight / total, 4) for g in v.groups if g.weight > 0})
+    return out
+
+
+#: a pose no action keys: (bone, property, value)
+HELD = {"scale": [("Bone.1", "scale", (1.0, 2.0, 0.5))],
+        "scale_move_turn": [("Bone.2", "scale", (0.4, 1.0, 1.8)), ("Arm", "location", (0.1, 0.0, -0.05)),
+                            ("Bone.3", "rotation_euler", (0.3, -0.2, 0.5))]}
+
+
+@pytest.mark.parametrize("action", [True, False], ids=["under_action", "no_action"])
+@pytest.mark.parametrize("held", list(HELD))
+def test_x_export_writes_a_pose_no_action_keys(bpy, tmp_path, capfd, held, action):
+    """Issue 28: bones of a rig made in Blender holding a non-uniform scale
+    (or a location) that no action keys: Blender shows it at every frame
+    (and without an action), the export wrote the rest pose (0.41 of the
+    model size off, no warning). It is the model's default pose now: the
+    re-import has the same weights and plays the same."""
+    ao, mo, act = rig.build(bpy)
+    if not action:
+        ao.animation_data_clear()
+        bpy.data.actions.remove(act)
+    for bone, prop, value in HELD[held]:
+        setattr(ao.pose.bones[bone], prop, value)
+    bpy.context.view_layer.update()
+    frames = FRAMES[::4] if action else FRAMES[:1]
+    want = rig.positions(bpy, mo, frames)
+    weights = _weights(mo)
+    size = rig.size(want[0])
+    out = tmp_path / "posed.x"
+    assert bpy.ops.export_scene.xfile(filepath=str(out)) == {"FINISHED"}
+    by_reader = _worst(want, _read_back("xfile", [out], frames, clip="Bend" if action else None), size)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    capfd.readouterr()
+    assert bpy.ops.import_scene.xfile(filepath=str(out)) == {"FINISHED"}
+    arm = next(o for o in bpy.context.scene.objects if o.type == "ARMATURE")
+    body = next(o for o in bpy.context.scene.objects if o.type == "MESH")
+    assert _weights(body) == weights
+    if action:
+        play(arm, "Bend")
+    got = rig.positions(bpy, body, frames)
+    again = max(_nn(w, g) for w, g in zip(want, got)) / size
+    print(f"{held}, {'under an action' if action else 'no action'}: reader {by_reader:.2e}, re-import {again:.2e}")
+    assert by_reader <= 1e-5 and again <= 1e-5

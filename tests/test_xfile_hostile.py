@@ -2,7 +2,10 @@
 """Inputs built on purpose to hurt the .X reader (reference diamonds, deep
 reference chains, huge counts and indices, MSZIP bombs, non-finite numbers,
 megabyte names): each is refused quickly with a FormatError naming the file
-and the line / byte offset, and nothing else ever escapes."""
+and the line / byte offset, and nothing else ever escapes. Blemishes a real
+file may hold (UVs, normals or colours that are not finite, a key time no
+tick can be) cost a warning naming the line instead (more in
+``test_xfile_blemishes.py``)."""
 from __future__ import annotations
 
 import struct
@@ -234,11 +237,15 @@ def test_huge_binary_counts():
                 b"MeshMaterialList", "{", ("i", [4000000000, 1, 0]), "}", "}")
     count = _offset_of(data, struct.pack("<HI", 6, 3) + struct.pack("<I", 4000000000)) + 6
     _at_offset(data, count, "material count 4000000000: more than 32767")
-    # A key time of 2^31 ticks in a binary file: at the time's byte offset.
+    # A key time of 2^31 ticks in a binary file: that key is skipped, the warning names the time's offset.
     data = _bin(b"AnimationSet", "{", b"Animation", "{", b"AnimationKey", "{",
                 ("i", [2, 1, 2 ** 31, 3]), ("f", [0, 0, 0]), "}", "}", "}")
     time_at = _offset_of(data, struct.pack("<I", 2 ** 31))
-    _at_offset(data, time_at, "key 0 time 2147483648.0 is outside [0, 2147483648)")
+    xf = read_xfile_bytes(data)
+    assert len(xf.animation_sets[0].animations[0].keys[0].times) == 0
+    assert xf.warnings == [f"1 animation key with a time outside [0, 2147483648) ticks skipped (no time of the "
+                           f"timeline to place it at): the first at offset {time_at} (AnimationSet: Animation: "
+                           f"AnimationKey, key 0, time 2147483648)"]
 
 
 # -- 3. MSZIP bombs ----------------------------------------------------------------
@@ -305,12 +312,6 @@ def test_non_finite_values_are_refused_where_they_are(value, problem):
         (b"Frame f {\nFrameTransformMatrix {\n" + MATRIX_ROWS % v + b"}\n}\n", 7,
          "FrameTransformMatrix: value 14 " + problem),
         (b"Mesh m {\n3;\n0;0;0;,\n1;0;0;,\n0;" + v + b";0;;\n1;\n3;0,1,2;;\n}\n", 6, "vertex 2 " + problem),
-        (b"Mesh m {\n" + TRI + b"MeshNormals {\n1;\n0;0;" + v + b";;\n1;\n3;0,0,0;;\n}\n}\n", 9,
-         "MeshNormals: normal 0 " + problem),
-        (b"Mesh m {\n" + TRI + b"MeshTextureCoords {\n3;\n0;0;,\n1;0;,\n" + v + b";1;;\n}\n}\n", 11,
-         "MeshTextureCoords: texture coordinate 2 " + problem),
-        (b"Mesh m {\n" + TRI + b"MeshVertexColors {\n1;\n0;1;" + v + b";1;1;;\n}\n}\n", 9,
-         "MeshVertexColors: entry 0 " + problem),
         (b"Mesh m {\n" + TRI + b"MeshMaterialList {\n1;\n1;\n0;;\nMaterial {\n1;1;1;1;;\n" + v
          + b";\n0;0;0;;\n0;0;0;;\n}\n}\n}\n", 13, "Material: value 4 " + problem),
         (b'Mesh m {\n' + TRI + b'SkinWeights {\n"b";\n2;\n0,1;\n1.0,\n' + v + b';\n' + IDENTITY
@@ -326,15 +327,47 @@ def test_non_finite_values_are_refused_where_they_are(value, problem):
         _at_line(TXT + body, line, expect)
 
 
-@pytest.mark.parametrize("time_value", [b"-1", b"2147483648", b"1e300", b"nan", b"inf", b"-0.5"])
-def test_key_times_are_finite_non_negative_and_below_2_31(time_value):
-    body = (b"AnimationSet {\nAnimation {\nAnimationKey {\n0;\n2;\n0;4;1,0,0,0;;,\n" + time_value
-            + b";4;1,0,0,0;;;\n}\n}\n}\n")
-    _at_line(TXT + body, 8, "key 1 time")
-    # The slow path (a key with the wrong value count first) checks the same.
-    body = (b"AnimationSet {\nAnimation {\nAnimationKey {\n2;\n2;\n" + time_value
+@pytest.mark.parametrize("value", [b"nan", b"1.#QNAN0", b"-1.#INF00", b"1e39", b"-4e38"])
+def test_non_finite_per_vertex_data_is_set_to_0_with_a_warning_naming_its_line(value):
+    """UVs, normals and colours that are not finite 32-bit floats (a blemish
+    Direct3D draws through): set to 0, one warning each naming the mesh, the
+    count and the line of the first."""
+    v = value
+    for body, expect in [
+        (b"Mesh m {\n" + TRI + b"MeshNormals {\n1;\n0;0;" + v + b";;\n1;\n3;0,0,0;;\n}\n}\n",
+         "Mesh 'm': MeshNormals: 1 normal value was not finite (1 normal, the first at line 9), set to 0"),
+        (b"Mesh m {\n" + TRI + b"MeshTextureCoords {\n3;\n0;0;,\n1;0;,\n" + v + b";1;;\n}\n}\n",
+         "Mesh 'm': MeshTextureCoords: 1 texture coordinate value was not finite (1 vertex, the first at line 11), "
+         "set to 0"),
+        (b"Mesh m {\n" + TRI + b"MeshVertexColors {\n1;\n0;1;" + v + b";1;1;;\n}\n}\n",
+         "Mesh 'm': MeshVertexColors: 1 colour value was not finite (1 vertex, the first at line 9), set to 0"),
+    ]:
+        with bounded(calls=_budget(TXT + body)):
+            xf = read_xfile_bytes(TXT + body)
+        assert xf.warnings == [expect]
+        m = xf.meshes[0]
+        data = [a for a in (m.normals, m.uvs, m.vertex_colors) if a is not None]
+        assert len(data) == 1 and 0.0 in data[0] and (abs(data[0]) <= 1.0).all()
+
+
+@pytest.mark.parametrize("time_value", [b"-1", b"4294967295", b"2147483648", b"1e300", b"nan", b"inf", b"-0.5"])
+def test_keys_whose_times_cannot_be_placed_are_skipped_naming_the_line(time_value):
+    """A key time outside [0, 2^31) ticks (-1: a DWORD 0xFFFFFFFF printed
+    signed; its unsigned spelling; anything else no tick can be): that key is
+    skipped, the others kept, one warning names the line and the count."""
+    body = (b"AnimationSet {\nAnimation {\n{ A }\nAnimationKey {\n0;\n3;\n0;4;1,0,0,0;;,\n" + time_value
+            + b";4;1,0,0,0;;,\n20;4;0,1,0,0;;;\n}\n}\n}\n")
+    xf = read_xfile_bytes(TXT + body)
+    assert xf.animation_sets[0].animations[0].keys[0].times.tolist() == [0.0, 20.0]
+    assert len(xf.warnings) == 1 and "1 animation key with a time outside [0, 2147483648) ticks skipped" in \
+        xf.warnings[0] and "the first at line 9 (AnimationSet: Animation: AnimationKey, key 1, time " in xf.warnings[0]
+    # The slow path (a key with the wrong value count first) does the same.
+    body = (b"AnimationSet {\nAnimation {\n{ A }\nAnimationKey {\n2;\n2;\n" + time_value
             + b";3;1,0,0;;,\n5;3;1,0,0;;;\n}\n}\n}\n")
-    _at_line(TXT + body, 7, "key 0 time")
+    xf = read_xfile_bytes(TXT + body)
+    assert xf.animation_sets[0].animations[0].keys[0].times.tolist() == [5.0]
+    assert len(xf.warnings) == 1 and "the first at line 8 (AnimationSet: Animation: AnimationKey, key 0" in \
+        xf.warnings[0]
 
 
 @pytest.mark.parametrize("later", [
@@ -347,9 +380,9 @@ def test_key_times_are_finite_non_negative_and_below_2_31(time_value):
 def test_a_bad_key_is_reported_before_later_errors(later):
     # Plain key tables are checked in bulk after the whole file is read; the
     # first bad key must still be the error, as if it had been checked at once.
-    body = (b"AnimationSet {\nAnimation {\nAnimationKey {\n0;\n2;\n0;4;1,0,0,0;;,\n-1"
-            b";4;1,0,0,0;;;\n}\n}\n}\n")
-    _at_line(TXT + body + later, 8, "key 1 time -1.0 is outside")
+    body = (b"AnimationSet {\nAnimation {\nAnimationKey {\n0;\n2;\n0;4;1,0,0,0;;,\n5"
+            b";4;nan,0,0,0;;;\n}\n}\n}\n")
+    _at_line(TXT + body + later, 8, "key 1 value 0 is not finite")
 
 
 def test_a_bad_binary_key_is_reported_before_later_errors():
@@ -386,21 +419,27 @@ def _decl_mesh(dwords: list[int]) -> bytes:
             + b";\n" + data + b";;\n}\n}\n")
 
 
-def test_decldata_normals_must_be_finite():
+def test_decldata_normals_that_are_not_finite_are_set_to_0():
     one = struct.unpack("<I", struct.pack("<f", 1.0))[0]
     good = [0, 0, one] * 3
     assert read_xfile_bytes(_decl_mesh(good)).meshes[0].normals.shape == (3, 3)
     bad = list(good)
     bad[7] = 0x7FC00000  # vertex 2, y: NaN
-    _at_line(_decl_mesh(bad), 18, "DeclData NORMAL0 of vertex 2 is not a finite")
+    xf = read_xfile_bytes(_decl_mesh(bad))
+    assert xf.warnings == ["Mesh 'm': DeclData NORMAL0: 1 normal value was not finite (1 vertex, the first at "
+                           "line 18), set to 0"]
+    assert xf.meshes[0].normals.tolist() == [[0, 0, 1]] * 3
 
 
-def test_fvfdata_uvs_must_be_finite():
+def test_fvfdata_uvs_that_are_not_finite_are_set_to_0():
     # FVF 0x100: one TEXCOORD0 pair per vertex.
     inf = 0x7F800000
     body = (b"Mesh m {\n" + TRI + b"FVFData {\n256;\n6;\n0,0,\n0,0,\n0,\n" + str(inf).encode()
             + b";;\n}\n}\n")
-    _at_line(TXT + body, 13, "FVFData TEXCOORD0 of vertex 2 is not a finite")
+    xf = read_xfile_bytes(TXT + body)
+    assert xf.warnings == ["Mesh 'm': FVFData TEXCOORD0: 1 texture coordinate value was not finite (1 vertex, the "
+                           "first at line 13), set to 0"]
+    assert xf.meshes[0].uvs.tolist() == [[0, 0], [0, 0], [0, 0]]
 
 
 # -- 5. hostile strings ----------------------------------------------------------------

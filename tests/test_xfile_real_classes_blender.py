@@ -12,7 +12,7 @@ from pathlib import Path
 import assimp_reading as ar
 import numpy as np
 import pytest
-from blender_checks import ext, imported, play, reference, save_png, verify
+from blender_checks import ext, imported, play, reference, render_pixels, save_png, verify
 from conftest import DATA
 from xfile_compare import all_meshes
 
@@ -83,19 +83,9 @@ def _render_alpha(bpy, size=(96, 64)) -> np.ndarray:
     scene.render.engine = "BLENDER_WORKBENCH"
     scene.display.shading.color_type = "MATERIAL"
     scene.render.film_transparent = True
-    scene.render.resolution_x, scene.render.resolution_y = size
-    scene.render.resolution_percentage = 100
-    out = Path(bpy.app.tempdir) / "alpha_check.png"
-    scene.render.image_settings.file_format = "PNG"
-    scene.render.image_settings.color_mode = "RGBA"
-    scene.render.filepath = str(out)
-    bpy.ops.render.render(write_still=True)
-    img = bpy.data.images.load(str(out))
-    px = np.empty(len(img.pixels), dtype=np.float32)
-    img.pixels.foreach_get(px)
-    bpy.data.images.remove(img)
+    px = render_pixels(bpy, size, "alpha_check")
     bpy.data.objects.remove(cam)
-    return px.reshape(size[1], size[0], 4)[::-1, :, 3]
+    return px[:, :, 3]
 
 
 # ---------------------------------------------------------------- alpha

@@ -37,6 +37,8 @@ AUTOMATIC = {
                                                          "no AnimTicksPerSecond, sparse keys 0..25, 1..9 apart"),
     "real/minetest__minetest_game/character.x": ("FRAMES", None, "no AnimTicksPerSecond, keys 0..220, 1 apart"),
     "real/blitz-research__blitz3d/ship.x": ("FILE", 4800.0, "no AnimTicksPerSecond, every key at time 0"),
+    "crafted/animation_on_missing_frame.x": ("FILE", 4800.0, "no AnimTicksPerSecond, keys 0 and 4800"),
+    "crafted/key_time_minus_one.x": ("FILE", 4800.0, "AnimTicksPerSecond 4800 (its key at -1 skipped)"),
 }
 
 

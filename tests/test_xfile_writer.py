@@ -28,7 +28,7 @@ from legacy_skin_io.io.xfile import (
 
 X = Path(__file__).resolve().parent / "data" / "x"
 CORPUS = sorted(str(p.relative_to(X)) for p in X.rglob("*")
-                if p.is_file() and p.suffix.lower() not in (".txt", ".md")
+                if p.is_file() and p.suffix.lower() not in (".txt", ".md", ".png")
                 and p.name not in ("malformed_skinweights_oob.x", "OV_GetNextToken"))
 FLOAT32 = dict(rtol=2e-7, atol=1e-12)  # float32 rounding of the written values
 STORAGE = ["text", "binary", "text_compressed", "binary_compressed"]
@@ -194,3 +194,19 @@ def test_text_output_is_conventional():
     assert "  -1.000000;-1.000000;1.000000;,\n" in text  # vector arrays
     assert "  3;0,2,1;,\n" in text  # faces
     assert "AnimTicksPerSecond {\n 24;\n}" in text
+
+
+def test_joint_index_follows_the_text_writers_respelling():
+    """Issue 28: a rig's bones found by the names a text file written from it
+    gives them, collisions included ("a b" -> "a_b" takes the name of the
+    bone "a_b", which becomes "a_b.1"), and by their own names otherwise."""
+    from legacy_skin_io.io.xfile.names import file_names, joint_index
+
+    rig = ["root", "a b", "a_b", 'q"x']
+    written = file_names(rig, text=True, fallback="frame")[0]
+    assert written == ["root", "a_b", "a_b.1", "q_x"]
+    index = joint_index(rig, written)
+    assert [index[n] for n in written] == [0, 1, 2, 3]
+    assert joint_index(rig, ["a_b", "root"]) == {"root": 0, "a b": 1, "a_b": 2, 'q"x': 3}   # the rig's own names
+    binary = joint_index(rig, ['q"x', "a_b.1"])        # some own, some respelt: both found
+    assert binary['q"x'] == 3 and binary["a_b.1"] == 2

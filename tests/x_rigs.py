@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Small skinned .X files built for tests (XFile models written with the
 project's .X writer): a chain of frames with a skinned box around each,
-rotation keys at chosen tick times, optionally no AnimTicksPerSecond."""
+rotation keys at chosen tick times, optionally no AnimTicksPerSecond; and
+a file of animations alone cut from a real file's text."""
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -80,3 +83,41 @@ def chain_file(path, ticks, *, n_joints: int = 3, tps: int | None = None, seed: 
         xf.animation_sets.append(aset)
     write_xfile(xf, path)
     return path
+
+
+_TOP_OBJECT = re.compile(r"([A-Za-z_][\w]*)[^{};\"]*\{")
+
+
+def animation_only(text: str, drop=("Frame", "Mesh", "Material")) -> str:
+    """A text .X file's text without its top-level objects of the kinds
+    ``drop`` (its frame hierarchy, its meshes and their materials): what is
+    left (templates, AnimTicksPerSecond, AnimationSets) is a file of
+    animations alone, made to be played on the skeleton of the original.
+    Braces inside strings and comments are not counted."""
+    out, depth, i, keep_from = [], 0, 0, 0
+    drop_start = None
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i = text.find('"', i + 1) + 1 or n
+            continue
+        if c == "#" or text.startswith("//", i):
+            i = text.find("\n", i) + 1 or n
+            continue
+        if c == "{":
+            if depth == 0:
+                start = text.rfind("\n", 0, i) + 1
+                m = _TOP_OBJECT.match(text[start:i + 1].lstrip())
+                if m is not None and m.group(1) in drop:
+                    drop_start = start
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0 and drop_start is not None:
+                out.append(text[keep_from:drop_start])
+                keep_from = i + 1
+                drop_start = None
+        i += 1
+    out.append(text[keep_from:])
+    return "".join(out)

@@ -75,6 +75,17 @@ class _Diff:
         self.array(f"{where}.specular", x.specular, y.specular)
         self.array(f"{where}.emissive", x.emissive, y.emissive)
         self.value(f"{where}.texture", x.texture, y.texture)
+        self.value(f"{where}.more_textures", x.more_textures, y.more_textures)
+        self.value(f"{where}.normal_map", x.normal_map, y.normal_map)
+        self.value(f"{where}.effect", x.effect is None, y.effect is None)
+        if x.effect is not None and y.effect is not None:
+            self.value(f"{where}.effect.filename", x.effect.filename, y.effect.filename)
+            self.value(f"{where}.effect names", [p[:2] for p in x.effect.params], [p[:2] for p in y.effect.params])
+            for (kind, name, a), (_k, _n, b) in zip(x.effect.params, y.effect.params):
+                if kind == "floats":
+                    self.array(f"{where}.effect[{name}]", np.array(a), np.array(b))
+                else:
+                    self.value(f"{where}.effect[{name}]", a, b)
 
     def mesh(self, where, x: XMesh, y: XMesh):
         self.value(f"{where}.name", x.name, y.name)
@@ -84,6 +95,9 @@ class _Diff:
         self.lists(f"{where}.materials", x.materials, y.materials, self.material)
         self.value(f"{where}.skin_header", x.skin_header, y.skin_header)
         self.lists(f"{where}.skin_weights", x.skin_weights, y.skin_weights, self.skin)
+        self.value(f"{where}.more_uvs", len(x.more_uvs), len(y.more_uvs))
+        for k, (a, b) in enumerate(zip(x.more_uvs, y.more_uvs)):
+            self.array(f"{where}.more_uvs[{k}]", a, b)
         self.value(f"{where}.extra_streams keys", sorted(x.extra_streams), sorted(y.extra_streams))
         for key in sorted(set(x.extra_streams) & set(y.extra_streams)):
             self.array(f"{where}.extra_streams[{key}]", x.extra_streams[key], y.extra_streams[key])

@@ -29,6 +29,7 @@ from ..errors import Deviation, FormatError, Warnings
 from ..rows import dedupe_rows
 from .lexer import MAX_FRAMES
 from .model import RaaAnimation, RaaTrack, RamModel, RiteJoint
+from .names import joint_names, shown, spelt
 from .to_scene import FORMAT, default_axes, read_scene
 from .writer import _validate_raa, _validate_ram, write_raa, write_ram
 
@@ -54,23 +55,11 @@ def file_safe(name: str) -> str:
 
 
 def _rite_names(names: list[str], warnings: list[str]) -> list[str]:
-    """Joint names RiTE can hold (a quoted name holds anything but '"' and
-    line breaks), unique (tracks bind by name); every change reported."""
-    out, seen, changed = [], set(), []
-    for i, n in enumerate(names):
-        m = (n or f"joint{i}").replace('"', "'").replace("\n", " ").replace("\r", " ")
-        base, k = m, 1
-        while m in seen:
-            m = f"{base}.{k}"
-            k += 1
-        if m != n:
-            changed.append((n, m))
-        seen.add(m)
-        out.append(m)
+    """Joint names RiTE can hold (:func:`.names.joint_names`), every change reported."""
+    out, changed = joint_names(names)
     if changed:
-        shown = ", ".join(f"{a!r} -> {b!r}" for a, b in changed[:8]) + (" ..." if len(changed) > 8 else "")
         warnings.append(f"{len(changed)} joint name(s) written differently, RiTE names hold no '\"' or line "
-                        f"break and must differ: {shown}")
+                        f"break and must differ: {shown(changed)}")
     return out
 
 
@@ -158,8 +147,14 @@ class _RamBuild:
         name = ""
         if sc.source.format == FORMAT:
             name = (sc.extras.get("rite") or {}).get("mesh_name") or ""
-        name = name or (sc.meshes[0].name if sc.meshes else "") or sc.name or "mesh"
-        return name.replace('"', "'").replace("\n", " ").replace("\r", " ")
+        name = name or (sc.meshes[0].name if sc.meshes else "")
+        if not name:                  # no mesh: the scene's name (an animation export writes no mesh)
+            return spelt(sc.name or "mesh")
+        written = spelt(name)
+        if written != name:
+            self.warnings.append(f"mesh name written differently, RiTE names hold no '\"' or line break: "
+                                 f"{shown([(name, written)])}")
+        return written
 
     def _joints(self, sk: Skeleton) -> list[RiteJoint]:
         J = len(sk)
@@ -375,12 +370,22 @@ def _face_normals(p: np.ndarray, corners: np.ndarray, sizes: np.ndarray, starts:
     return fn[face]
 
 
+def clip_shift(clip: Clip, fps: float) -> int:
+    """Whole frames a clip's RAA frames are later than its own: RAA frames
+    start at 0, so a clip starting before frame 0 moves by the frames it
+    starts before it (as the .X writer moves a set starting before tick 0)."""
+    start = clip.frame_range(fps)[0]
+    return max(-int(np.floor(start + 1e-9)), 0) if np.isfinite(start) else 0
+
+
 def _clip_frames(clip: Clip, fps: float) -> np.ndarray:
-    """Whole frames 0..ceil(end) of a clip."""
+    """The clip's whole frames its RAA holds: from frame 0, or from its
+    start when that is before 0 (:func:`clip_shift`), to ceil(end)."""
     check_frame_count(clip, fps, MAX_FRAMES)         # before sampling them (a RAA's limit)
     end = clip.frame_range(fps)[1]
-    last = max(int(np.ceil(end - 1e-9)), 0)
-    return np.arange(last + 1)
+    first = -clip_shift(clip, fps)
+    last = max(int(np.ceil(end - 1e-9)), first)
+    return np.arange(first, last + 1)
 
 
 def raa_from_clip(scene: Scene, clip: Clip, ram: RamModel, *, axes: AxisConversion | None = None,
@@ -420,13 +425,17 @@ def raa_from_clip(scene: Scene, clip: Clip, ram: RamModel, *, axes: AxisConversi
     rest = [j for j in np.flatnonzero(clip.animated).tolist() if j not in tracks]
     if rest:
         frames = _clip_frames(clip, fps)
+        shift = clip_shift(clip, fps)
+        if shift:
+            warnings.append(f"{clip.name}: starts {shift} frame(s) before 0; written from frame 0 (every key that "
+                            f"much later)")
         local = clip.sample_local(sk.local, clip.to_times(frames, fps))[:, rest]
         r = quat.mul(quat.conj(ori[rest]), _rigid_quats(back.matrices(local)))
         r = quat.normalize(r)
         r[:1] = np.where(r[:1, :, 3:] < 0, -r[:1], r[:1])
         r = quat.make_continuous(r, axis=0)
         for a, j in enumerate(rest):
-            tracks[j] = RaaTrack(j, ram.joints[j].name, frames.copy(), r[:, a])
+            tracks[j] = RaaTrack(j, ram.joints[j].name, frames + shift, r[:, a])
         frame_count = max(frame_count, len(frames))
     if not tracks:
         frame_count = max(frame_count, len(_clip_frames(clip, fps)))
@@ -454,16 +463,17 @@ def _clip_flags(build: _RamBuild, clip: Clip) -> None:
 
 
 def _measure(scene: Scene, axes: AxisConversion, ram_path: str, raa_paths: list[str], frames: list,
-             fps: float, size: float) -> tuple[float, str]:
+             fps: float, size: float, shifts: list[int]) -> tuple[float, str]:
     """Largest vertex distance / ``size`` between the scene and the written
     files read back (scene.evaluate of both), at the given frames of each
-    clip, and where it happens."""
+    written clip (the scene's clip ``shifts`` frames earlier), and where it
+    happens."""
     from ...scene.evaluate import farthest
 
     again = read_scene([ram_path] + list(raa_paths), axes=axes, warnings=[])
     worst, where = 0.0, ""
-    for a, b, fr in zip(scene.clips, again.clips, frames):
-        d, f = farthest(scene, a, again, b, fr, fps)
+    for a, b, fr, shift in zip(scene.clips, again.clips, frames, shifts):
+        d, f = farthest(scene, a, again, b, fr, fps, shift)
         if d > worst:
             worst, where = d, f"{a.name}, frame {int(f)}"
     return worst / size, where
@@ -538,7 +548,8 @@ def write_scene(scene: Scene, path, *, warnings: list[str] | None = None, fps: f
     found = build.reported() if anims else {}
     if found:
         dev, where = _measure(scene, fwd, str(path), [str(p) for _, p in anims],
-                              [np.arange(a.frame_count) for a, _ in anims], fps, build.size)
+                              [np.arange(a.frame_count) for a, _ in anims], fps, build.size,
+                              [clip_shift(c, fps) for c in clips])
         if dev > REPORT:
             warnings.append(Deviation(_carry_warning(build, found, f"by up to {dev:.2e} of the model size ({where})"),
                                       dev, where))

@@ -13,6 +13,7 @@ from ...scene import AxisConversion, Clip, Material, Mesh, Scene, SceneError, Sk
 from ...scene.orientation import AutoAxes, read_oriented
 from ..errors import FormatError, Warnings
 from .model import RaaAnimation, RamModel
+from .names import joint_index
 from .runtime import RiteClip, rite_local
 
 FORMAT = "rite"
@@ -138,9 +139,8 @@ def bind_tracks(names: list[str], anim: RaaAnimation, warnings: list[str],
     track claims that joint by name, with a warning; the rest are reported
     and skipped. A track bound by name whose joint id is another joint's is
     reported too: the RiTE runtime binds by id."""
-    by_name: dict[str, int] = {}
-    for i, n in enumerate(names):
-        by_name.setdefault(n, i)
+    # by the rig's own names, or as the writer respelt them (an animation written from this rig)
+    by_name = joint_index(names, [tr.joint_name for tr in anim.tracks])
     by_id = {int(v): i for i, v in enumerate(ids)} if ids is not None else {}
     claimed = {by_name[tr.joint_name] for tr in anim.tracks if tr.joint_name in by_name}
     out, skipped, by_ids, clashes = [], [], [], []

@@ -41,7 +41,7 @@ class AnimationTemplates(ObjectReader):
         what = _label("AnimationSet", name)
         self.count(what, mark)
         aset = XAnimationSet(name)
-        for ident, mark in self.children(what):
+        for ident, mark in self.children(what, "AnimationSet"):
             if ident == "Animation":
                 aset.animations.append(self.animation(what, mark))
             elif ident is None:
@@ -56,7 +56,7 @@ class AnimationTemplates(ObjectReader):
         what = f"{owner}: {_label('Animation', name)}"
         self.count(what, mark)
         anim = XAnimation(name)
-        for ident, mark in self.children(what):
+        for ident, mark in self.children(what, "Animation"):
             if ident is None:
                 if anim.frame_name is not None and mark.name != anim.frame_name:
                     self.warn(f"{what}: second frame reference {{ {mark.name} }} ignored")
@@ -94,12 +94,25 @@ class AnimationTemplates(ObjectReader):
     def check_keys(self) -> None:
         """Check the keys taken on trust (key_tables); the first bad one is read
         again number by number, which raises its error."""
-        bad = self.key_tables.settle()
+        bad = self.key_tables.settle(self.t.mark_plus)
         if bad is not None:
             mark, what = bad
             self.t.reset(mark)
             self.read_key(what, mark)
             raise self.t.error(f"{what}: inconsistent key checks (internal error)", mark)
+
+    def skipped_keys(self) -> None:
+        """One warning for the keys left out because their times cannot be
+        placed (key_tables.skip), naming the first and the count."""
+        kt = self.key_tables
+        if kt.first_skipped is None:
+            return
+        mark, what, k, time = kt.first_skipped
+        shown = f"{int(time)}" if math.isfinite(time) and time.is_integer() else repr(time)
+        self.warn(f"{kt.skipped} animation key{'s' if kt.skipped != 1 else ''} with a time outside "
+                  f"[0, {MAX_KEY_TIME}) ticks skipped (no time of the timeline to place "
+                  f"{'them' if kt.skipped != 1 else 'it'} at): the first at {self.at(mark)} ({what}, key {k}, "
+                  f"time {shown})")
 
     def read_key(self, what: str, tmark) -> XAnimationKey:
         """An AnimationKey body (after its '{'), number by number."""
@@ -135,22 +148,28 @@ class AnimationTemplates(ObjectReader):
                                   f"needs {expected}", vmark)
                 table[k, 2:] = t.read_floats(n, values_label)
         if nk and not _keys_ok(table, expected):
-            self.bad_keys(table, start, what)
+            table = self.bad_keys(table, start, what)
         self.end(what)
         return XAnimationKey(key_type, table[:, 0].copy(), table[:, 2:].copy())
 
-    def bad_keys(self, table: np.ndarray, start, what: str) -> None:
-        """Raise at the first bad key time or value (the table is the key tokens
-        in file order: flat index = numbers after ``start``)."""
+    def bad_keys(self, table: np.ndarray, start, what: str) -> np.ndarray:
+        """``table`` without the keys whose times cannot be placed (counted
+        by ``key_tables.skip``, for one warning); raise at the first value of
+        the others that is not a finite 32-bit float (the table is the key
+        tokens in file order: flat index = numbers after ``start``)."""
         width = table.shape[1]
         times = table[:, 0]
-        bad = np.flatnonzero(~((times >= 0) & (times < MAX_KEY_TIME)))  # NaN fails too
-        if bad.size:
-            k = int(bad[0])
-            raise self.t.error(f"{what}: key {k} time {float(times[k])!r} is outside "
-                               f"[0, {MAX_KEY_TIME}) ticks", self.t.mark_plus(start, k * width))
+        placed = (times >= 0) & (times < MAX_KEY_TIME)      # NaN fails too
         values = table[:, 2:]
-        k, c = (int(x) for x in np.argwhere(~(np.abs(values) <= FLOAT32_MAX))[0])
+        bad = ~(np.abs(values) <= FLOAT32_MAX) & placed[:, None]
+        if not bad.any():
+            if placed.all():        # (nothing wrong: not reached)
+                return table
+            k = int(np.argmin(placed))
+            self.key_tables.skip(int((~placed).sum()), self.t.mark_plus(start, k * width), what, k,
+                                 float(times[k]))
+            return table[placed]
+        k, c = (int(x) for x in np.argwhere(bad)[0])
         v = float(values[k, c])
         problem = "is beyond the 32-bit float range" if math.isfinite(v) else "is not finite"
         raise self.t.error(f"{what}: key {k} value {c} {problem} ({v!r})",

@@ -17,6 +17,7 @@ from ..errors import FormatError, Warnings, result
 from ..paths import is_regular
 from ..ranges import ranges_path, write_ranges
 from .conventions import DEFAULT_TICKS_PER_SECOND, FORMAT, col, default_axes, key_from_rotation, shown_alpha
+from .effects import write_maps
 from .key_tables import MAX_KEY_TIME
 from .mesh_out import GPU_BONES, GPU_WEIGHTS, MeshOptions, xmesh
 from .model import XAnimationSet, XFile, XMaterial, XMesh
@@ -143,10 +144,11 @@ class _SceneWriter:
             written = (m.extras.get("xfile") or {}).get("alpha") if isinstance(m.extras, dict) else None
             if isinstance(written, (int, float)) and rgba[3] == shown_alpha(float(written)):
                 rgba[3] = float(written)        # the file's own alpha, which the reader showed as rgba[3]
+            texture, more, effect, normal = write_maps(m)
             xm = XMaterial(name=self.material_names[index] or None, face_color=rgba, power=float(m.specular_power),
                            specular=np.asarray(m.specular, dtype=np.float64).reshape(-1)[:3].copy(),
                            emissive=np.asarray(m.emissive, dtype=np.float64).reshape(-1)[:3].copy(),
-                           texture=m.texture)
+                           texture=texture, more_textures=more, effect=effect, normal_map=normal)
             self.material_cache[index] = xm
         return xm
 

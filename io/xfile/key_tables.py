@@ -5,10 +5,13 @@ Most AnimationKey bodies are plain tables of numbers (key type, key count, then
 per key: time, value count, values). Such a body (``TokenStream.number_block``)
 is taken on trust while parsing (``KeyTables.take``: a few Python steps, no
 numpy call); once the file is read, ``settle`` checks every taken table at once
-(value counts, time range, finite 32-bit values) and gives the keys their
-arrays, one copy per key width. A body that is not such a table is read number
-by number by the parser; a taken key that fails the checks is read again that
-way, which raises the error reading it at once would have raised.
+(value counts, finite 32-bit values) and gives the keys their arrays, one copy
+per key width. A key whose time cannot be placed (outside [0, MAX_KEY_TIME):
+a DWORD 0xFFFFFFFF written signed as -1, or unsigned) is left out and counted
+(``skipped``), as the parser does when it reads a body number by number. A body
+that is not such a table is read number by number by the parser; a taken key
+that fails the checks is read again that way, which raises the error reading it
+at once would have raised.
 """
 from __future__ import annotations
 
@@ -29,6 +32,17 @@ class KeyTables:
         self.widths: list[int] = []
         self.marks: list = []               # where each body starts, and its label
         self.labels: list[str] = []
+        # keys left out because their time cannot be placed: how many, and the
+        # first in file order as (marker of its time, label, key index, time)
+        self.skipped = 0
+        self.first_skipped: tuple | None = None
+
+    def skip(self, count: int, mark, what: str, index: int, time: float) -> None:
+        """Count ``count`` keys left out for their times; ``mark``: where the
+        first one's time lies (kept if it is the first in file order)."""
+        self.skipped += count
+        if self.first_skipped is None or mark < self.first_skipped[0]:
+            self.first_skipped = (mark, what, index, time)
 
     def take(self, block: np.ndarray | None, mark, what: str) -> XAnimationKey | None:
         """The key of a body of plain numbers (arrays set by ``settle``), or
@@ -50,9 +64,11 @@ class KeyTables:
         self.labels.append(what)
         return key
 
-    def settle(self) -> tuple[object, str] | None:
-        """Check every table taken; all good: set the keys' arrays and return
-        None, else (mark, label) of the first bad key in file order."""
+    def settle(self, mark_plus) -> tuple[object, str] | None:
+        """Check every table taken; all good: set the keys' arrays (without
+        the keys whose times cannot be placed, counted by :meth:`skip`;
+        ``mark_plus(mark, k)``: the marker k numbers after ``mark``) and
+        return None, else (mark, label) of the first bad key in file order."""
         groups: dict[int, list[int]] = {}
         for k, width in enumerate(self.widths):
             groups.setdefault(width, []).append(k)
@@ -65,21 +81,31 @@ class KeyTables:
             for k in members:
                 tables[k] = None
             times = table[:, 0]
-            ok = (table[:, 1] == width - 2) & (times >= 0) & (times < MAX_KEY_TIME)
-            ok &= (np.abs(table[:, 2:]) <= FLOAT32_MAX).all(axis=1)  # (NaN fails)
+            placed = (times >= 0) & (times < MAX_KEY_TIME)      # (NaN fails)
+            ok = (table[:, 1] == width - 2) & ((np.abs(table[:, 2:]) <= FLOAT32_MAX).all(axis=1) | ~placed)
             if not ok.all():
                 row = int(np.argmin(ok))
                 first_bad = min(first_bad, members[int(np.searchsorted(rows, row, "right"))])
-            done.append((members, rows, table))
+            done.append((members, rows, table, placed))
         if first_bad < len(self.keys):
             return self.marks[first_bad], self.labels[first_bad]
         while done:
-            members, rows, table = done.pop()
+            members, rows, table, placed = done.pop()
+            ends = rows.tolist()
+            if not placed.all():    # the group's first such key is its first in file order
+                width = table.shape[1]
+                row = int(np.argmin(placed))
+                k = int(np.searchsorted(rows, row, "right"))
+                index = row - (ends[k - 1] if k else 0)
+                self.skip(int((~placed).sum()), mark_plus(self.marks[members[k]], 2 + index * width),
+                          self.labels[members[k]], index, float(table[row, 0]))
+                ends = np.cumsum(placed)[rows - 1].tolist()
+                table = table[placed]
             times = table[:, 0].copy()
             values = table[:, 2:].copy()
             del table
             start = 0
-            for k, end in zip(members, rows.tolist()):
+            for k, end in zip(members, ends):
                 key = self.keys[k]
                 key.times, key.values = times[start:end], values[start:end]
                 start = end

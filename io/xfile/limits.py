@@ -2,7 +2,8 @@
 """What a .X file may make the parser build: hostile input is refused
 before it sizes anything. Every count is checked against what the rest of
 the file could hold, every number that feeds geometry, transforms or
-animation must be a finite 32-bit float, and these limits bound what a
+animation must be a finite 32-bit float (per-vertex UVs, normals and colours
+that are not are set to 0 with a warning), and these limits bound what a
 small file can make the reader build (all raise FormatError with a position):
 
 - ``MAX_DEPTH``: objects nested in the syntax (the parser recurses on them).
@@ -22,8 +23,8 @@ small file can make the reader build (all raise FormatError with a position):
   error, not truncated: a truncated name could resolve a reference to the
   wrong object).
 - ``MAX_WARNINGS``: warnings kept (the rest are counted in a last warning).
-- ``key_tables.MAX_KEY_TIME``: animation key times must lie in
-  [0, MAX_KEY_TIME) ticks.
+- ``key_tables.MAX_KEY_TIME``: animation key times lie in
+  [0, MAX_KEY_TIME) ticks (a key outside, e.g. at -1, is skipped with a warning).
 
 The parser reads them as ``limits.NAME`` at the time of use.
 """

@@ -108,6 +108,9 @@ def xmesh(m: Mesh, name: str | None, opts: MeshOptions, rev: np.ndarray, materia
     corners = np.asarray(m.corners, dtype=np.int64).reshape(-1)
     normals = None if m.normals is None else np.asarray(m.normals, dtype=np.float64).reshape(-1, 3)
     uvs = None if m.uvs is None else np.asarray(m.uvs, dtype=np.float64).reshape(-1, 2)
+    # further UV sets: DeclData TEXCOORD1.. in order (as kW X-port writes them), at most 7
+    more_uvs = [np.asarray(u, dtype=np.float64).reshape(-1, 2) for u in m.uv_sets.values()][:7] if uvs is not None \
+        else []
     skin = m.skin
     ib = None if skin is None else np.asarray(skin.inverse_bind, dtype=np.float64).reshape(-1, 4, 4)
     wv = wj = ww = None
@@ -132,6 +135,7 @@ def xmesh(m: Mesh, name: str | None, opts: MeshOptions, rev: np.ndarray, materia
         corners, sizes, rev = corners[pick], np.full(len(tri_face), 3, dtype=np.int64), rev[tri_face]
         normals = None if normals is None else normals[pick]
         uvs = None if uvs is None else uvs[pick]
+        more_uvs = [u[pick] for u in more_uvs]
         fm = None if fm is None else fm[tri_face]
     L = len(corners)
     pos = back.points(pos)
@@ -141,7 +145,7 @@ def xmesh(m: Mesh, name: str | None, opts: MeshOptions, rev: np.ndarray, materia
         n = back.directions(normals)
         length = np.linalg.norm(n, axis=1, keepdims=True)
         n = n / np.where(length > 0, length, 1.0)
-    columns = [] if uvs is None else [uvs]
+    columns = [] if uvs is None else [uvs, *more_uvs]
     if fm is not None and len(np.unique(fm)) > 1:
         columns.append(np.repeat(fm, sizes).astype(np.float64)[:, None])
     if game and n is not None:
@@ -165,6 +169,11 @@ def xmesh(m: Mesh, name: str | None, opts: MeshOptions, rev: np.ndarray, materia
         u[used] = uvs[rep_corner[used]]
         u[:, 1] = 1.0 - u[:, 1]
         xm.uvs = u
+        for n, more in enumerate(more_uvs, start=1):
+            u = np.zeros((NV, 2))
+            u[used] = more[rep_corner[used]]
+            u[:, 1] = 1.0 - u[:, 1]
+            xm.extra_streams[f"TEXCOORD{n}"] = u
     if m.colors is not None and len(m.colors) == V:
         c = np.ones((V, 4))
         cc = np.asarray(m.colors, dtype=np.float64).reshape(V, -1)[:, :4]

@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import limits
-from .key_tables import FLOAT32_MAX
-from .model import XMaterial, XMesh, XSkinWeights
+from .model import XEffect, XMaterial, XMesh, XSkinWeights
 from .objects import ObjectReader, _Item, _label, _Ref
 from .vertex_streams import decode_decl, decode_fvf, dwords_to_bytes
 
@@ -84,13 +83,18 @@ class MeshTemplates(ObjectReader):
             self.meshes_by_name.setdefault(name, mesh)
         streams: dict[str, np.ndarray] = {}
         origins: dict[str, tuple] = {}
-        for ident, mark in self.children(what):
+        fvf: dict[str, np.ndarray] = {}
+        for ident, mark in self.children(what, "Mesh"):
             if ident is None:
                 self.warn(f"{what}: reference {{ {mark.name} }} ignored")
             elif ident == "MeshNormals":
                 self.mesh_normals(mesh, what)
             elif ident == "MeshTextureCoords":
-                self.mesh_uvs(mesh, what)
+                uvs = self.mesh_uvs(mesh, what)
+                if mesh.uvs is None:
+                    mesh.uvs = uvs
+                else:           # a second set (as assimp reads it: the next channel)
+                    mesh.more_uvs.append(uvs)
             elif ident == "MeshVertexColors":
                 self.mesh_colors(mesh, what)
             elif ident == "MeshMaterialList":
@@ -108,35 +112,59 @@ class MeshTemplates(ObjectReader):
             elif ident == "DeclData":
                 streams.update(self.decl_data(mesh, what, origins))
             elif ident == "FVFData":
-                streams.update(self.fvf_data(mesh, what, origins))
+                fvf.update(self.fvf_data(mesh, what, origins))
             elif ident == "Material":       # outside its MeshMaterialList: only a name refers to it
                 self.loose_material(what)
             else:
                 self.unknown_object(ident)
+        streams.update(self.fvf_sets(mesh, fvf, origins))
         if mesh.normals is None and "NORMAL0" in streams and streams["NORMAL0"].shape[1] >= 3:
             normals = np.ascontiguousarray(streams.pop("NORMAL0")[:, :3])
-            self.check_stream(normals, origins["NORMAL0"], what, "NORMAL0")
-            mesh.normals = normals
+            mesh.normals = self.finite_stream(normals, origins["NORMAL0"], what, "NORMAL0", "normal")
             mesh.normal_face_sizes = mesh.face_sizes.copy()
             mesh.normal_face_indices = mesh.face_indices.copy()
         if mesh.uvs is None and "TEXCOORD0" in streams and streams["TEXCOORD0"].shape[1] >= 2:
             uvs = np.ascontiguousarray(streams.pop("TEXCOORD0")[:, :2])
-            self.check_stream(uvs, origins["TEXCOORD0"], what, "TEXCOORD0")
-            mesh.uvs = uvs
+            mesh.uvs = self.finite_stream(uvs, origins["TEXCOORD0"], what, "TEXCOORD0", "texture coordinate")
+        for key, values in streams.items():      # further UV sets (TEXCOORD1..) become UV maps
+            if key.startswith("TEXCOORD") and key != "TEXCOORD0" and values.shape[1] >= 2:
+                streams[key] = values.copy()
+                streams[key][:, :2] = self.finite_stream(values[:, :2], origins[key], what, key,
+                                                         "texture coordinate")
         mesh.extra_streams = streams
         self.depth -= 1
         return mesh
 
-    def check_stream(self, values: np.ndarray, origin, what: str, key: str) -> None:
-        """A DeclData / FVFData stream that becomes normals or UVs must be finite."""
-        ok = np.abs(values) <= FLOAT32_MAX
-        if ok.all():
-            return
-        v, c = (int(x) for x in np.argwhere(~ok)[0])
-        kind, mark, offset, stride, component = origin
-        dword = (v * stride + offset + c * component) // 4
-        raise self.t.error(f"{what}: {kind} {key} of vertex {v} is not a finite 32-bit "
-                           f"value ({values[v].tolist()})", self.t.mark_plus(mark, dword))
+    @staticmethod
+    def fvf_sets(mesh: XMesh, fvf: dict, origins: dict) -> dict:
+        """FVFData streams, their texture sets numbered after the mesh's
+        MeshTextureCoords: files hold there the sets the standard templates
+        do not (assimp reads its sets as channels after MeshTextureCoords',
+        Irrlicht its data as the second set), unless its first set repeats
+        the MeshTextureCoords (the whole vertex minus its position)."""
+        sets = sorted((int(k[8:]), k) for k in fvf if k.startswith("TEXCOORD"))
+        if mesh.uvs is None or not sets:
+            return fvf
+        first = fvf.get("TEXCOORD0")
+        if first is not None and first.shape[1] >= 2 and np.allclose(first[:, :2], mesh.uvs, atol=1e-6):
+            return fvf
+        shift = 1 + len(mesh.more_uvs)
+        out = {k: v for k, v in fvf.items() if not k.startswith("TEXCOORD")}
+        for n, key in sets:
+            if n + shift < 8:
+                out[f"TEXCOORD{n + shift}"] = fvf[key]
+                origins[f"TEXCOORD{n + shift}"] = origins.get(key)
+        return out
+
+    def finite_stream(self, values: np.ndarray, origin, what: str, key: str, kind: str) -> np.ndarray:
+        """A DeclData / FVFData stream that becomes normals or UVs, its values
+        that are not finite set to 0 (one warning, :meth:`finite_or_zero`)."""
+        source, mark, offset, stride, component = origin
+
+        def mark_of(v: int, c: int):
+            return self.t.mark_plus(mark, (v * stride + offset + c * component) // 4)
+
+        return self.finite_or_zero(values, f"{what}: {source} {key}", kind, ("vertex", "vertices"), mark_of)
 
     def duplication(self, mesh: XMesh, owner: str) -> None:
         """VertexDuplicationIndices: which vertices an exporter split from
@@ -162,8 +190,8 @@ class MeshTemplates(ObjectReader):
         self.begin("MeshNormals")
         nn = t.read_count(f"{what}: normal count", 3)
         nmark = t.here()
-        normals = t.read_floats(3 * nn, f"{what}: normals").reshape(nn, 3)
-        self.check_floats(normals, nmark, what, "normal", 3)
+        normals = self.finite_or_zero(t.read_floats(3 * nn, f"{what}: normals").reshape(nn, 3), what, "normal",
+                                      ("normal", "normals"), lambda r, c: t.mark_plus(nmark, 3 * r + c))
         cmark = t.here()
         nf = t.read_count(f"{what}: face count", 1)
         if nf != len(mesh.face_sizes):
@@ -177,7 +205,7 @@ class MeshTemplates(ObjectReader):
         mesh.normals, mesh.normal_face_sizes, mesh.normal_face_indices = normals, sizes, indices
         self.end(what)
 
-    def mesh_uvs(self, mesh: XMesh, owner: str) -> None:
+    def mesh_uvs(self, mesh: XMesh, owner: str) -> np.ndarray:
         t = self.t
         what = f"{owner}: MeshTextureCoords"
         self.begin("MeshTextureCoords")
@@ -186,10 +214,10 @@ class MeshTemplates(ObjectReader):
         if n != len(mesh.positions):
             raise t.error(f"{what}: {n} texture coordinates for {len(mesh.positions)} vertices", mark)
         umark = t.here()
-        uvs = t.read_floats(2 * n, what).reshape(n, 2)
-        self.check_floats(uvs, umark, what, "texture coordinate", 2)
-        mesh.uvs = uvs
+        uvs = self.finite_or_zero(t.read_floats(2 * n, what).reshape(n, 2), what, "texture coordinate",
+                                  ("vertex", "vertices"), lambda r, c: t.mark_plus(umark, 2 * r + c))
         self.end(what)
+        return uvs
 
     def mesh_colors(self, mesh: XMesh, owner: str) -> None:
         t = self.t
@@ -205,9 +233,10 @@ class MeshTemplates(ObjectReader):
             k = int(bad[0])
             raise t.error(f"{what}: entry {k} names vertex {index[k]:g}, but there are only "
                           f"{nv} vertices", t.mark_plus(start, 5 * k))
-        self.check_floats(table, start, what, "entry", 5)
+        rgba = self.finite_or_zero(table[:, 1:], what, "colour", ("vertex", "vertices"),
+                                   lambda r, c: t.mark_plus(start, 5 * r + 1 + c))
         colors = mesh.vertex_colors if mesh.vertex_colors is not None else np.ones((nv, 4))
-        colors[index.astype(np.int64)] = table[:, 1:]
+        colors[index.astype(np.int64)] = rgba
         mesh.vertex_colors = colors
         self.end(what)
 
@@ -237,7 +266,7 @@ class MeshTemplates(ObjectReader):
         if n_indices == 1 and nf != 1:
             indices = np.full(nf, indices[0], dtype=np.int64)
         materials: list = []
-        for ident, mark in self.children(what):
+        for ident, mark in self.children(what, "MeshMaterialList"):
             if ident is None:
                 if len(materials) >= limits.MAX_MATERIALS:
                     raise t.error(f"{what}: more than {limits.MAX_MATERIALS} materials", mark.mark)
@@ -273,11 +302,22 @@ class MeshTemplates(ObjectReader):
         self.check_floats(values, vmark, what)
         mat = XMaterial(name, values[0:4].copy(), float(values[4]), values[5:8].copy(),
                         values[8:11].copy())
-        for ident, mark in self.children(what):
+        for ident, mark in self.children(what, "Material"):
             if ident in ("TextureFilename", "TextureFileName"):
                 self.begin(ident)
-                mat.texture = self.string(f"{what}: {ident}")
+                texture = self.string(f"{what}: {ident}")
+                if mat.texture is None:
+                    mat.texture = texture
+                else:
+                    mat.more_textures.append(texture)
                 self.end(ident)
+            elif ident in ("NormalmapFilename", "NormalmapFileName"):
+                self.begin(ident)
+                mat.normal_map = self.string(f"{what}: {ident}")
+                self.end(ident)
+            elif ident == "EffectInstance" and mat.effect is None:
+                self.count(what, mark)
+                mat.effect = self.effect_instance(what)
             elif ident is None:
                 self.warn(f"{what}: reference {{ {mark.name} }} ignored")
             else:
@@ -285,6 +325,39 @@ class MeshTemplates(ObjectReader):
         if name is not None:
             self.materials_by_name.setdefault(name, mat)
         return mat
+
+    def effect_instance(self, owner: str) -> XEffect:
+        """EffectInstance: the effect file and its EffectParamString /
+        EffectParamDWord / EffectParamFloats parameters (other objects in it
+        are skipped as unknown)."""
+        t = self.t
+        self.begin("EffectInstance")
+        what = f"{owner}: EffectInstance"
+        effect = XEffect(self.string(what))
+        for ident, mark in self.children(what):
+            if ident in ("EffectParamString", "EffectParamDWord", "EffectParamFloats"):
+                self.count(what, mark)
+                self.begin(ident)
+                label = f"{what}: {ident}"
+                name = self.string(label)
+                value: object
+                if ident == "EffectParamString":
+                    value = self.string(f"{label} {name!r}")
+                elif ident == "EffectParamDWord":
+                    value = int(t.read_int(f"{label} {name!r}"))
+                else:
+                    n = t.read_count(f"{label} {name!r}: count", 1)
+                    fmark = t.here()
+                    floats = t.read_floats(n, f"{label} {name!r}")
+                    self.check_floats(floats, fmark, f"{label} {name!r}")
+                    value = floats.tolist()
+                self.end(label)
+                effect.params.append((ident[len("EffectParam"):].lower(), name, value))
+            elif ident is None:
+                self.warn(f"{what}: reference {{ {mark.name} }} ignored")
+            else:
+                self.unknown_object(ident)
+        return effect
 
     def loose_material(self, where: str) -> None:
         """A Material outside any MeshMaterialList (at the top level, in a

@@ -17,6 +17,16 @@ def identity() -> np.ndarray:
 
 
 @dataclass(eq=False)
+class XEffect:
+    """An EffectInstance: the effect file and its parameters in file order,
+    each (kind, name, value): ("string", name, str), ("dword", name, int),
+    ("floats", name, list of floats)."""
+
+    filename: str
+    params: list[tuple[str, str, object]] = field(default_factory=list)
+
+
+@dataclass(eq=False)
 class XMaterial:
     name: str | None = None
     face_color: np.ndarray = field(default_factory=lambda: np.ones(4))
@@ -24,6 +34,11 @@ class XMaterial:
     specular: np.ndarray = field(default_factory=lambda: np.zeros(3))
     emissive: np.ndarray = field(default_factory=lambda: np.zeros(3))
     texture: str | None = None
+    #: the TextureFilename objects after the first, in file order
+    more_textures: list[str] = field(default_factory=list)
+    effect: XEffect | None = None
+    #: NormalmapFilename (one exporter's normal map beside TextureFilename; assimp reads it)
+    normal_map: str | None = None
 
 
 @dataclass(eq=False)
@@ -52,6 +67,8 @@ class XMesh:
     # Vertex streams from DeclData / FVFData not decoded into normals / uvs,
     # keyed by usage and index ("TANGENT0", "TEXCOORD1", ...): float64 (V, k).
     extra_streams: dict[str, np.ndarray] = field(default_factory=dict)
+    #: MeshTextureCoords objects after the first (as assimp reads them: its next channels), (V, 2) each
+    more_uvs: list[np.ndarray] = field(default_factory=list)
     #: VertexDuplicationIndices: (V,) the original vertex each vertex is a copy of (itself
     #: when it is one), for vertices an exporter split (at UV seams, material borders)
     duplicates: np.ndarray | None = None

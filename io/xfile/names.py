@@ -11,8 +11,12 @@ hold becomes ``_``; a name that then equals another one gets ``.1``,
 ``.2`` ... (assimp refuses two bones of one name). Every change is
 reported, so a re-import gives back the same names or the report says which
 differ.
+The respelling is deterministic: :func:`joint_index` finds a rig's bones
+again by the names a text file gave them.
 """
 from __future__ import annotations
+
+from .. import name_match
 
 #: characters a text .X word cannot hold (besides whitespace and control characters)
 _BREAKS = set(';,{}()"<>#/')
@@ -52,6 +56,13 @@ def file_names(names: list[str], *, text: bool, fallback: str, taken: set[str] |
         if n and m != n:
             changed.append((n, m))
     return out, changed
+
+
+def joint_index(names: list[str], wanted) -> dict[str, int]:
+    """Name -> joint for finding the joints ``names`` (a rig's) by the names
+    a file written from it gives them (``wanted``): their own, or as the
+    text writer respells them (:func:`.name_match.joint_index`)."""
+    return name_match.joint_index(names, file_names(list(names), text=True, fallback="frame")[0], wanted)
 
 
 def report(what: str, changed: list[tuple[str, str]], text: bool) -> str:

@@ -2,7 +2,9 @@
 """The generic object machinery of the .X parser (the same code for text and
 binary tokens): object headers and bodies, child objects and ``{ Name }``
 references, names and strings within ``limits``, unknown objects and
-templates skipped, float checks, warnings. The templates the parser knows
+templates skipped, float checks (per-vertex data that is not finite set to
+0 with a warning), warnings, and a missing closing brace closed where an
+object that cannot lie inside (``PLACES``) begins, on a second reading. The templates the parser knows
 are read by :mod:`.mesh_templates`, :mod:`.anim_templates` and
 :mod:`.parser` (frames, the whole file)."""
 from __future__ import annotations
@@ -30,6 +32,31 @@ class _Ref:
 
 def _label(kind: str, name: str | None) -> str:
     return f"{kind} {name!r}" if name else kind
+
+
+#: Where an object of a known template may lie ("": the top level), for a file
+#: whose braces do not balance (:attr:`ObjectReader.recover`): an object found
+#: elsewhere closes the object it was found in. The templates that hold data
+#: and no objects (MeshNormals, AnimationKey, ...) may hold none of these, nor
+#: a reference; other objects may lie anywhere.
+PLACES: dict[str, frozenset[str]] = {
+    name: frozenset(places) for name, places in {
+        "template": ("", "Frame", "Mesh", "MeshMaterialList", "Material", "AnimationSet", "Animation"),
+        "Frame": ("", "Frame", "Animation"),
+        "Mesh": ("", "Frame"),
+        "Material": ("", "Frame", "Mesh", "MeshMaterialList"),
+        "AnimationSet": ("",),
+        "AnimTicksPerSecond": ("",),
+        "Animation": ("AnimationSet",),
+        "AnimationKey": ("Animation",),
+        "AnimationOptions": ("Animation",),
+        "FrameTransformMatrix": ("Frame",),
+        "TextureFilename": ("Material",),
+        "TextureFileName": ("Material",),
+        **{name: ("Mesh",) for name in ("MeshNormals", "MeshTextureCoords", "MeshVertexColors", "MeshMaterialList",
+                                        "SkinWeights", "XSkinMeshHeader", "DeclData", "FVFData",
+                                        "VertexDuplicationIndices", "MeshFaceWraps")},
+    }.items()}
 
 
 class _Item:
@@ -65,6 +92,12 @@ class ObjectReader:
         self.strays: Counter[str] = Counter()    # object -> value tokens found where objects go
         self.depth = 0
         self.objects = 0
+        #: a second reading of a file whose braces do not balance (reader.py):
+        #: an object found where it cannot lie (PLACES) closes the object it is
+        #: in, whose '}' is taken to be missing; each such close is in ``unclosed``
+        self.recover = False
+        self.unclosed: list[str] = []
+        self.misplaced = False      # an object was found where it cannot lie (recovery could differ)
 
     def warn(self, message: str) -> None:
         self.xf.warnings.append(message)      # the channel keeps MAX_WARNINGS and counts the rest
@@ -109,9 +142,11 @@ class ObjectReader:
             t.advance()
         return name
 
-    def children(self, what: str):
+    def children(self, what: str, template: str = ""):
         """Yield (identifier, marker) for each child object, or (None, _Ref) for a
-        reference, until the closing brace (consumed)."""
+        reference, until the closing brace (consumed). ``template``: the
+        object's own (when :attr:`recover`, an object that cannot lie in it
+        ends it instead, its closing brace taken to be missing)."""
         t = self.t
         while True:
             k = t.kind()
@@ -123,6 +158,15 @@ class ObjectReader:
                 ident = t.word()
                 if len(ident) > limits.MAX_NAME_LENGTH:
                     self.long_name(ident, mark)
+                if template and template not in PLACES.get(ident, (template,)):
+                    self.misplaced = True
+                if self.recover and template and template not in PLACES.get(ident, (template,)):
+                    after = t.here()
+                    t.reset(mark)
+                    if self.starts_object():
+                        self.missing_brace(what, mark, inside=True)
+                        return
+                    t.reset(after)
                 if ident == "template":
                     self.skip_template()
                     continue
@@ -136,13 +180,46 @@ class ObjectReader:
                 t.advance()
 
     def end(self, what: str) -> None:
-        """Skip whatever children remain in the current object."""
-        if self.t.kind() == CLOSE:  # (the usual case, without the generator)
-            self.t.advance()
+        """Skip whatever children remain in the current object (one of the
+        templates that hold data only; when :attr:`recover`, an object or a
+        reference ends it instead, its closing brace taken to be missing)."""
+        t = self.t
+        k = t.kind()
+        if k == CLOSE:  # (the usual case, without the generator)
+            t.advance()
+            return
+        self.misplaced = True       # (an object or a reference in a template that holds data only)
+        if self.recover and (k == OPEN or (k == NAME and self.starts_object())):
+            self.missing_brace(what, t.here(), inside=False)
             return
         for ident, _ref in self.children(what):
             if ident is not None:
                 self.unknown_object(ident)
+
+    def starts_object(self) -> bool:
+        """Does an object (identifier, optional name, '{') start here? (The
+        stream is left where it is.)"""
+        t = self.t
+        mark = t.here()
+        t.advance()
+        k = t.kind()
+        if k == NAME or (k == NUM and self.is_text):
+            t.advance()
+        starts = t.kind() == OPEN
+        t.reset(mark)
+        return starts
+
+    def missing_brace(self, what: str, mark, inside: bool) -> None:
+        """When :attr:`recover`: the object ``what`` ends before the object or
+        reference at ``mark`` (which cannot lie inside it): its closing brace is
+        taken to be missing (recorded in :attr:`unclosed`); the stream is left
+        at ``mark``, for the objects around it."""
+        t = self.t
+        t.reset(mark)
+        shown = "a reference" if t.kind() == OPEN else repr(t.word())
+        t.reset(mark)
+        self.unclosed.append(f"{what}{' (or an object inside it)' if inside else ''} has no closing '}}': closed at "
+                             f"{self.at(mark)}, before {shown} (which cannot lie inside it)")
 
     def reference(self) -> _Ref:
         t = self.t
@@ -200,6 +277,32 @@ class ObjectReader:
             row = [float(x) for x in flat[i * width:(i + 1) * width]]
             message = f"{what}: {item} {i} {problem} ({row[0] if width == 1 else row})"
         raise self.t.error(message, self.t.mark_plus(start, k))
+
+    def at(self, mark) -> str:
+        """Where a marker lies, for a warning: "line 12" (text) or "offset 345" (binary)."""
+        return ", ".join(f"{key} {value}" for key, value in self.t.position(mark).items()) + self.t.where_note
+
+    def finite_or_zero(self, values: np.ndarray, what: str, kind: str, rows: tuple[str, str],
+                       mark_of) -> np.ndarray:
+        """``values`` (N, k) with every value that is not a finite 32-bit float
+        (NaN, infinite, beyond float32) set to 0, and one warning naming
+        ``what``, the count of such values and of their rows (``rows``: the
+        word for one row and for several), and where the
+        first lies (``mark_of(row, column)``: its marker). For per-vertex data
+        a blemish in a real file (UVs, normals, colours: Direct3D draws the
+        mesh all the same), not a reason to refuse it; positions, matrices and
+        keys stay errors (:meth:`check_floats`)."""
+        bad = ~(np.abs(values) <= FLOAT32_MAX)      # NaN too
+        if not bad.any():
+            return values
+        n = int(bad.sum())
+        r = int(bad.any(axis=1).sum())
+        row, col = (int(x) for x in np.argwhere(bad)[0])
+        self.warn(f"{what}: {n} {kind} value{'s were' if n != 1 else ' was'} not finite ({r} "
+                  f"{rows[r != 1]}, the first at {self.at(mark_of(row, col))}), set to 0")
+        values = values.copy()
+        values[bad] = 0.0
+        return values
 
     def read_matrix(self, what: str) -> np.ndarray:
         start = self.t.here()

@@ -46,6 +46,7 @@ class Parser(MeshTemplates, AnimationTemplates):
             self.check_keys()  # an earlier key's error comes first
             raise
         self.check_keys()
+        self.skipped_keys()
         self.resolve(top_frames)
         for ident, count in sorted(self.unknown.items()):
             if ident in self.declared or ident in limits.UNUSED_TEMPLATES:   # known, nothing to import
@@ -54,6 +55,9 @@ class Parser(MeshTemplates, AnimationTemplates):
                 self.warn(f"skipped {count} unknown '{ident}' object(s)")
         for what, count in sorted(self.strays.items()):
             self.warn(f"{what}: ignored {count} unexpected value token(s)")
+        if self.unclosed:
+            more = len(self.unclosed) - 1
+            self.warn(self.unclosed[0] + (f" (and {more} more such object{'s' if more > 1 else ''})" if more else ""))
         return self.xf
 
     def objects_at_top(self, top_frames: list[XFrame]) -> None:
@@ -84,8 +88,7 @@ class Parser(MeshTemplates, AnimationTemplates):
                 self.warn(f"top-level reference {{ {ref.name} }} ignored")
             elif k == CLOSE:
                 # one '}' too many (assimp and Irrlicht read past it): nothing is open to close
-                where = ", ".join(f"{key} {value}" for key, value in t.position().items())
-                self.extra_braces.append(where + t.where_note)
+                self.extra_braces.append(self.at(t.here()))
                 t.advance()
             else:
                 raise t.error(f"unexpected {t.describe()} at top level")
@@ -108,7 +111,7 @@ class Parser(MeshTemplates, AnimationTemplates):
         self.frame_marks[id(frame)] = mark
         if name is not None:
             self.frames_by_name.setdefault(name, frame)
-        for ident, mark in self.children(what):
+        for ident, mark in self.children(what, "Frame"):
             if ident is None:
                 if not self.in_animation:  # (frames inside an Animation only name one)
                     self.count(what, mark.mark)

@@ -12,6 +12,7 @@ from .binary_tokens import BinaryTokens
 from .model import XFile
 from .parser import Parser
 from .text_tokens import TextTokens
+from .tokens import EOF
 
 _HEADER = re.compile(rb"^xof (\d{4})(txt |bin |tzip|bzip)(0032|0064)")
 
@@ -44,9 +45,6 @@ def read_xfile(path: str | os.PathLike) -> XFile:
 
 def _read(data: bytes, path) -> XFile:
     version, storage, float_size = parse_header(data, path)
-    warnings = Warnings(limit=limits.MAX_WARNINGS)
-    if version not in ("0302", "0303"):
-        warnings.append(f"unusual .X version {version}; read as 0303")
     if storage == "txt":
         tokens = TextTokens(data, 16, path)
     elif storage == "bin":
@@ -58,9 +56,33 @@ def _read(data: bytes, path) -> XFile:
         else:
             tokens = BinaryTokens(body, 0, float_size, path, base_offset=0,
                                   where_note=" (offset in the decompressed data)")
-    xfile = XFile(version=version, storage=storage, float_size=float_size, warnings=warnings)
+
+    def parser() -> Parser:
+        warnings = Warnings(limit=limits.MAX_WARNINGS)
+        if version not in ("0302", "0303"):
+            warnings.append(f"unusual .X version {version}; read as 0303")
+        xfile = XFile(version=version, storage=storage, float_size=float_size, warnings=warnings)
+        return Parser(tokens, xfile, storage in ("txt", "tzip"))
+
+    start = tokens.here()
     try:
-        return Parser(tokens, xfile, is_text=storage in ("txt", "tzip")).parse()
+        first = parser()
+        try:
+            return first.parse()
+        except FormatError as err:
+            if tokens.kind() != EOF or not first.misplaced:
+                raise
+            # The file ends inside an object, and an object lay where it cannot: a '}'
+            # may be missing before it (all the data present). Read again, an object
+            # found where it cannot lie closing the one it is in (Parser.recover); if
+            # that fails too, the first error stands.
+            tokens.reset(start)
+            second = parser()
+            second.recover = True
+            try:
+                return second.parse()
+            except FormatError:
+                raise err from None
     except RecursionError:
         raise tokens.error("objects nested too deeply") from None
     except MemoryError:

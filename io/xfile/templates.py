@@ -28,10 +28,17 @@ TEMPLATES: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
     "DeclData": ("BF22E553-292C-4781-9FEA-62BD554BDD93", (
         ("DWORD", "nElements"), ("array", "VertexElement", "Elements", "nElements"), ("DWORD", "nDWords"),
         ("array", "DWORD", "data", "nDWords"))),
+    # an open template ("[...]": any object may be inside): its parameters
+    "EffectInstance": ("E331F7E4-0559-4cc2-8E99-1CEC1657928F", (("STRING", "EffectFilename"), ("open",))),
+    "EffectParamString": ("1DBC4C88-94C1-46ee-9076-2C28818C9481", (("STRING", "ParamName"), ("STRING", "Value"))),
+    "EffectParamDWord": ("E13963BC-AE51-4c5d-B00F-CFA3A9D97CE5", (("STRING", "ParamName"), ("DWORD", "Value"))),
+    "EffectParamFloats": ("3014B9A0-62F5-478c-9B86-E4AC9F4E418B", (
+        ("STRING", "ParamName"), ("DWORD", "nFloats"), ("array", "FLOAT", "Floats", "nFloats"))),
 }
 
 # binary token ids (the .X binary format's)
-_NAME, _INTEGER, _GUID, _OBRACE, _CBRACE, _OBRACKET, _CBRACKET, _SEMICOLON, _TEMPLATE = 1, 3, 5, 10, 11, 14, 15, 20, 31
+_NAME, _INTEGER, _GUID, _OBRACE, _CBRACE, _OBRACKET, _CBRACKET, _DOT, _SEMICOLON, _TEMPLATE = \
+    1, 3, 5, 10, 11, 14, 15, 18, 20, 31
 _PRIMITIVE = {"WORD": 40, "DWORD": 41, "FLOAT": 42, "DOUBLE": 43, "CHAR": 44, "UCHAR": 45, "SWORD": 46,
               "SDWORD": 47, "STRING": 49, "ARRAY": 52}
 
@@ -48,6 +55,8 @@ def needed(xf) -> tuple[str, ...]:
         out.append("VertexDuplicationIndices")
     if any(m.extra_streams for m in meshes):
         out += ["VertexElement", "DeclData"]
+    if any(mat.effect is not None for m in meshes for mat in m.materials):
+        out += ["EffectInstance", "EffectParamString", "EffectParamDWord", "EffectParamFloats"]
     return tuple(out)
 
 
@@ -58,7 +67,8 @@ def text(names) -> str:
         guid, members = TEMPLATES[name]
         lines += [f"template {name} {{", f" <{guid}>"]
         for m in members:
-            lines.append(f" array {m[1]} {m[2]}[{m[3]}];" if m[0] == "array" else f" {m[0]} {m[1]};")
+            lines.append(" [...]" if m[0] == "open" else
+                         f" array {m[1]} {m[2]}[{m[3]}];" if m[0] == "array" else f" {m[0]} {m[1]};")
         lines += ["}", ""]
     return "\n".join(lines) + "\n"
 
@@ -83,7 +93,9 @@ def binary(names) -> bytes:
         guid, members = TEMPLATES[name]
         out += [_word(_TEMPLATE), _name(name), _word(_OBRACE), _word(_GUID), uuid.UUID(guid).bytes_le]
         for m in members:
-            if m[0] == "array":
+            if m[0] == "open":
+                out += [_word(_OBRACKET), _word(_DOT) * 3, _word(_CBRACKET)]
+            elif m[0] == "array":
                 dim = m[3]
                 size = struct.pack("<HI", _INTEGER, int(dim)) if dim.isdigit() else _name(dim)
                 out += [_word(_PRIMITIVE["ARRAY"]), _type(m[1]), _name(m[2]), _word(_OBRACKET), size,

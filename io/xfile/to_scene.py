@@ -12,10 +12,12 @@ from ...core.faces import corner_order, face_of_corner
 from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
 from ...scene.orientation import AutoAxes, read_oriented
 from ...scene.validate import singular
-from ..errors import Deviation, FormatError, Warnings, group
+from ..errors import AnimationsOnly, Deviation, FormatError, Warnings, group
 from . import facing
 from .conventions import FORMAT, col, rotation_from_key, shown_alpha
+from .effects import read_maps
 from .model import XAnimationSet, XFile, XMaterial, XMesh
+from .names import joint_index
 from .time_base import AUTO, TimeBase, choose
 
 #: a singular frame that places nothing gets its flattened axes scaled by this
@@ -96,17 +98,20 @@ class _Reader:
             rgba = np.ones(4)
             fc = np.asarray(xm.face_color, dtype=np.float64).reshape(-1)
             rgba[:min(4, len(fc))] = fc[:4]
-            extras = {}
+            extras: dict = {}
             alpha = shown_alpha(float(rgba[3]))
             if alpha != rgba[3]:
                 extras["xfile"] = {"alpha": float(rgba[3])}      # written back by the writer
                 rgba[3] = alpha
+            texture, maps, more, effect = read_maps(xm)
+            if effect is not None:
+                extras.setdefault("xfile", {})["effect"] = effect
             self._material_of[key] = len(self.materials)
             self.materials.append(Material(xm.name or f"{mesh_name}_material", color=rgba,
                                            specular_power=float(xm.power),
                                            specular=np.asarray(xm.specular, dtype=np.float64)[:3].copy(),
                                            emissive=np.asarray(xm.emissive, dtype=np.float64)[:3].copy(),
-                                           texture=xm.texture, extras=extras))
+                                           texture=texture, extras=extras, maps=maps, more_textures=more))
         return self._material_of[key]
 
     def mesh(self, m: XMesh, name: str, parent: int, sk: Skeleton | None, by_name: dict[str, int],
@@ -132,6 +137,7 @@ class _Reader:
             uv = np.asarray(m.uvs, dtype=np.float64)[corners, :2].copy()
             uv[:, 1] = 1.0 - uv[:, 1]
             out.uvs = uv
+            out.uv_sets = _uv_sets(m, corners)
         if m.vertex_colors is not None and len(m.vertex_colors) == V:
             vc = np.ones((V, 4))
             c = np.asarray(m.vertex_colors, dtype=np.float64)
@@ -373,13 +379,11 @@ class _Reader:
             world = sk.world()
         if sk is not None:
             rig.resolve_binds(sk.parents, sk.order, sk.local, world, sk.bind)
-            clips = [self.clip(s, i, sk, by_name) for i, s in enumerate(self.xf.animation_sets)]
-            if self._sheared[0] > SHEARED_KEY:
-                fig, where = self._sheared
-                self.warnings.append(Deviation(
-                    f"matrix keys with shear or a scale along other than the frame's own axes, which translation, "
-                    f"rotation and scale cannot hold: decomposed into the nearest, moving what hangs below by up to "
-                    f"about {fig:.2e} of the model size ({where})", fig, where))
+            clips = [self.clip(s, i, len(sk), by_name) for i, s in enumerate(self.xf.animation_sets)]
+            self.report_shear()
+        else:       # (a file without frames: every Animation names a frame it does not have)
+            for i, s in enumerate(self.xf.animation_sets):
+                self.unplaced(s.name or f"AnimationSet{i}", [str(a.frame_name) for a in s.animations])
         return Scene(name, sk, meshes, self.materials, clips, Source(FORMAT, self.path, self.axes))
 
     def probe(self, name: str) -> Scene:
@@ -421,9 +425,29 @@ class _Reader:
         if len(err) and err[k] > self._sheared[0]:
             self._sheared = (float(err[k]), f"{where}, tick {times[k]:g}")
 
-    def clip(self, aset: XAnimationSet, i: int, sk: Skeleton, by_name: dict[str, int]) -> Clip:
+    def report_shear(self) -> None:
+        """One deviation for the matrix keys read that translation, rotation
+        and scale could not hold (:meth:`_shear`), when over :data:`SHEARED_KEY`."""
+        fig, where = self._sheared
+        if fig > SHEARED_KEY:
+            self.warnings.append(Deviation(
+                f"matrix keys with shear or a scale along other than the frame's own axes, which translation, "
+                f"rotation and scale cannot hold: decomposed into the nearest, moving what hangs below by up to "
+                f"about {fig:.2e} of the model size ({where})", fig, where))
+
+    def unplaced(self, clip: str, frames: list[str]) -> None:
+        """The frames a set's Animations name and the file lacks: one warning line for the file."""
+        for frame in frames:
+            group(self.warnings, "Animations name frames the file does not have, skipped", f"{frame!r} ({clip})")
+
+    def clip(self, aset: XAnimationSet, i: int, n_joints: int, by_name: dict[str, int],
+             onto: bool = False) -> Clip:
+        """The set as a clip on ``n_joints`` joints, its Animations' frames
+        found by ``by_name``: the file's own frames, or (``onto``) the joints
+        of another skeleton, where the frames keyed and not found are named
+        in one warning instead."""
         name = aset.name or f"AnimationSet{i}"
-        animated = np.zeros(len(sk), dtype=bool)
+        animated = np.zeros(n_joints, dtype=bool)
         claimed: set[int] = set()
         missing = []
         axes = self.axes
@@ -432,7 +456,8 @@ class _Reader:
         for a in aset.animations:
             j = by_name.get(a.frame_name) if a.frame_name is not None else None
             if j is None:
-                missing.append(str(a.frame_name))
+                if not onto or any(len(k.times) for k in a.keys):
+                    missing.append(str(a.frame_name))
                 continue
             if j in claimed:
                 group(self.warnings, "frames animated by several Animations of one set, the last wins",
@@ -459,8 +484,11 @@ class _Reader:
                 if k is not None:
                     found.append((c, j, np.asarray(k.times, dtype=np.float64),
                                   np.asarray(k.values, dtype=np.float64), True))
-        for frame in missing:
-            group(self.warnings, "Animations name frames the file does not have, skipped", f"{frame!r} ({name})")
+        if onto and missing:
+            self.warnings.append(f"{name}: {len(missing)} animated frame(s) match no bone, skipped: "
+                                 f"{', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}")
+        elif missing:
+            self.unplaced(name, missing)
         convert = {"r": lambda x: axes.quats(rotation_from_key(x)), "t": axes.translations, "s": axes.scales}
         values = [v for _, _, _, v, _ in found]
         for c in "rts":
@@ -505,6 +533,25 @@ def _continuous_tracks(tracks: list[np.ndarray]) -> list[np.ndarray]:
     return np.split(q, np.cumsum(counts)[:-1])
 
 
+def _uv_sets(m: XMesh, corners: np.ndarray) -> dict[str, np.ndarray]:
+    """The mesh's UV sets after the first, per corner (v up), named as
+    Blender names further UV maps (and glTF's importer its TEXCOORD_n):
+    DeclData / FVFData TEXCOORDn is "UVMap.00n"; a further MeshTextureCoords
+    takes the next number free."""
+    sets = {n: m.extra_streams.get(f"TEXCOORD{n}") for n in range(1, 8)}
+    for more in m.more_uvs:
+        free = [n for n, s in sets.items() if s is None]
+        if free:
+            sets[free[0]] = more
+    out = {}
+    for n, stream in sets.items():
+        if stream is not None and stream.ndim == 2 and stream.shape[1] >= 2 and len(stream) == len(m.positions):
+            uv = np.asarray(stream, dtype=np.float64)[corners, :2].copy()
+            uv[:, 1] = 1.0 - uv[:, 1]
+            out[f"UVMap.{n:03d}"] = uv
+    return out
+
+
 def _invertible(m: np.ndarray) -> bool:
     try:
         np.linalg.inv(m)
@@ -530,6 +577,17 @@ def _put(track, j: int, times: np.ndarray, values: np.ndarray) -> None:
     vs.append(values)
 
 
+def _animations_only(xf: XFile, path) -> AnimationsOnly:
+    """The error for a file of animations alone: what they key."""
+    sets = xf.animation_sets
+    frames = list(dict.fromkeys(a.frame_name for s in sets for a in s.animations if a.frame_name is not None))
+    shown = ", ".join(repr(f) for f in frames[:4]) + (" ..." if len(frames) > 4 else "")
+    return AnimationsOnly(f"the file holds only animations ({len(sets)} AnimationSet{'s' if len(sets) != 1 else ''} "
+                          f"keying {len(frames)} frame{'s' if len(frames) != 1 else ''}{': ' + shown if frames else ''}"
+                          f"), no mesh and no skeleton: they play on the skeleton of a model with those frames",
+                          path=path or None)
+
+
 def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | AutoAxes | None = None,
                      warnings: list[str] | None = None, time_base: str = AUTO,
                      ticks_per_second: float = 0.0) -> Scene:
@@ -539,6 +597,8 @@ def scene_from_xfile(xf: XFile, *, path: str = "", axes: AxisConversion | AutoAx
     ``time_base`` / ``ticks_per_second`` choose (:func:`.time_base.choose`):
     each clip's ``ticks_per_second`` (None: one tick per frame) and
     ``extras`` say which."""
+    if xf.animation_sets and not xf.meshes and not xf.frames:
+        raise _animations_only(xf, path)
     warnings = warnings if warnings is not None else Warnings()
     warnings.extend(xf.warnings)
     name = Path(path).stem if path else "xfile"
@@ -574,52 +634,34 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = 
                warnings: list[str] | None = None, time_base: str = AUTO,
                ticks_per_second: float = 0.0, ranges: str = "") -> list[Clip]:
     """The AnimationSets of .X files as clips on another ``skeleton``,
-    matching frames to joints by name (the name-based rebinding of the
-    project's reference notes on skeletal animation, seed 002): a set's keys
-    replace the components of a joint's local transform that they key; the
-    other components keep the target's own (its default pose). Frames with
-    no joint of that name are reported."""
+    each Animation's frame found by name among its joints (the name-based
+    rebinding of the project's reference notes on skeletal animation, seed
+    002): a set's keys replace the components of a joint's local transform
+    that they key; the other components keep the target's own (its default
+    pose). The file's own frames play no part: a file of animations alone
+    (no mesh, no frames, made to be played on another file's skeleton)
+    plays on a skeleton with its frames' names. Keyed frames with no joint
+    of that name are reported."""
     from .reader import read_xfile
     from .timeline_ranges import apply
 
     warnings = warnings if warnings is not None else Warnings()
-    index = skeleton.index()
     out = []
     for p in paths:
-        src = scene_from_xfile(read_xfile(p), path=str(p), axes=axes, warnings=warnings,
-                               time_base=time_base, ticks_per_second=ticks_per_second)
-        if not src.clips:
+        xf = read_xfile(p)
+        warnings.extend(xf.warnings)
+        if not xf.animation_sets:
             raise FormatError("the file has no AnimationSet", path=p)
-        src.clips = apply(src.clips, str(p), ranges, warnings)
-        names = src.skeleton.names
-        for clip in src.clips:
-            moved = np.flatnonzero(clip.animated)
-            missing = [names[j] for j in moved if names[j] not in index]
-            if missing:
-                warnings.append(f"{clip.name}: {len(missing)} animated frame(s) match no bone, skipped: "
-                                f"{', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}")
-            if len(missing) == len(moved) and len(moved):
+        reader = _Reader(xf, axes, str(p), warnings, choose(xf, time_base, ticks_per_second, path=str(p)))
+        # the rig's bones by name, or by the names the text writer respelt them to (a file written from this rig)
+        index = joint_index(skeleton.names, {a.frame_name for s in xf.animation_sets for a in s.animations
+                                             if a.frame_name is not None})
+        clips = [reader.clip(s, i, len(skeleton), index, onto=True) for i, s in enumerate(xf.animation_sets)]
+        reader.report_shear()
+        for aset, clip in zip(xf.animation_sets, clips):
+            if not clip.animated.any() and any(len(k.times) for a in aset.animations for k in a.keys):
                 raise FormatError(f"{clip.name}: no animated frame matches a bone of the armature", path=p)
-            out.append(_retarget(clip, names, index, len(skeleton), layer, weight))
+        for clip in apply(clips, str(p), ranges, warnings):
+            clip.layer, clip.weight = layer, float(weight)
+            out.append(clip)
     return out
-
-
-def _retarget(clip: Clip, names: list[str], index: dict[str, int], n_joints: int, layer: str,
-              weight: float) -> Clip:
-    """``clip``'s channels moved from its own joints to those of the same name."""
-    def move(ch: sampling.Channels, width: int) -> sampling.Channels:
-        keep = [t for t, j in enumerate(ch.targets.tolist()) if names[j] in index]
-        if not keep:
-            return sampling.Channels.empty(width)
-        times = [ch.times[ch.starts[t]:ch.starts[t + 1]] for t in keep]
-        values = [ch.values[ch.starts[t]:ch.starts[t + 1]] for t in keep]
-        targets = [index[names[int(ch.targets[t])]] for t in keep]
-        return sampling.Channels.from_tracks(targets, times, values, width)
-
-    animated = np.zeros(n_joints, dtype=bool)
-    for j in np.flatnonzero(clip.animated):
-        if names[j] in index:
-            animated[index[names[j]]] = True
-    return Clip(clip.name, move(clip.rotation, 4), move(clip.translation, 3), move(clip.scale, 3), animated,
-                start=clip.start, end=clip.end, ticks_per_second=clip.ticks_per_second,
-                rotation_mode=clip.rotation_mode, layer=layer, weight=float(weight), extras=clip.extras)

@@ -95,17 +95,22 @@ def decode_decl(elements: np.ndarray, data: bytes, n_vertices: int, warnings: li
 
 def decode_fvf(fvf: int, data: bytes, n_vertices: int, warnings: list[str],
                what: str, layout_out: dict | None = None) -> dict[str, np.ndarray]:
-    """FVFData: layout from the D3DFVF flags (position, normal, psize, colors, texcoords).
+    """FVFData: layout from the D3DFVF flags (normal, psize, colors, texcoords:
+    D3DFVF_TEXn sets, each D3DFVF_TEXCOORDSIZEn(k) wide, in bits 16 + 2k).
+    The data is "the mesh data minus the position data" (Microsoft's FVFData
+    page; the SDK's skullocc.x: flags XYZ | TEX1, 4 bytes a vertex); data
+    that holds the position the flags name too is read as well.
 
     ``layout_out`` as ``layout`` of decode_decl."""
     layout: list[tuple[str | None, int]] = []  # (stream name or None to drop, decl type)
     pos = fvf & 0x400E
+    position: list[tuple[str | None, int]] = []
     if pos:
         floats = {0x2: 3, 0x4: 4, 0x4002: 4, 0x6: 4, 0x8: 5, 0xA: 6, 0xC: 7, 0xE: 8}.get(pos)
         if floats is None:
             warnings.append(f"{what}: FVFData flags {fvf:#x} not understood; ignored")
             return {}
-        layout += [(None, 0)] * floats
+        position = [(None, 0)] * floats
     if fvf & 0x10:
         layout.append(("NORMAL0", 2))
     if fvf & 0x20:
@@ -118,6 +123,8 @@ def decode_fvf(fvf: int, data: bytes, n_vertices: int, warnings: list[str],
         size_code = (fvf >> (16 + 2 * t)) & 3
         layout.append((f"TEXCOORD{t}", {0: 1, 1: 2, 2: 3, 3: 0}[size_code]))
     stride = sum(TYPE_SIZES[t] for _n, t in layout)
+    if position and (stride + 4 * len(position)) * n_vertices == len(data) and stride * n_vertices != len(data):
+        layout, stride = position + layout, stride + 4 * len(position)
     if n_vertices == 0 or stride == 0:
         return {}
     if stride * n_vertices != len(data):

@@ -126,9 +126,31 @@ class _Writer:
         e.float_member(float(mat.power))
         e.floats(np.asarray(mat.specular, dtype=np.float64).reshape(3))
         e.floats(np.asarray(mat.emissive, dtype=np.float64).reshape(3))
-        if mat.texture is not None:
+        for texture in ([mat.texture] if mat.texture is not None else []) + list(mat.more_textures):
             e.begin("TextureFilename")
-            e.string(mat.texture)
+            e.string(texture)
+            e.end()
+        if mat.normal_map is not None:
+            e.begin("NormalmapFilename")
+            e.string(mat.normal_map)
+            e.end()
+        if mat.effect is not None:
+            e.begin("EffectInstance")
+            e.string(mat.effect.filename)
+            for kind, name, value in mat.effect.params:
+                e.begin("EffectParam" + {"string": "String", "dword": "DWord", "floats": "Floats"}[kind])
+                e.string(name)
+                if kind == "string":
+                    e.string(str(value))
+                elif kind == "dword":
+                    e.dwords([int(value)])      # type: ignore[call-overload]
+                else:
+                    floats = np.asarray(value, dtype=np.float64).reshape(-1)
+                    _need(bool(np.isfinite(floats).all()), f"material {mat.name!r}: effect parameter {name!r} "
+                                                           f"is not finite")
+                    e.dwords([len(floats)])
+                    e.float_array(floats)
+                e.end()
             e.end()
         e.end()
 
@@ -165,8 +187,8 @@ class _Writer:
             e.dwords([nf])
             e.faces(nsizes, nindices)
             e.end()
-        if mesh.uvs is not None:
-            uvs = np.asarray(mesh.uvs, dtype=np.float64)
+        for uvs in ([mesh.uvs] if mesh.uvs is not None else []) + list(mesh.more_uvs):
+            uvs = np.asarray(uvs, dtype=np.float64)
             _need(uvs.shape == (nv, 2), f"{label}: uvs must be ({nv}, 2)")
             e.begin("MeshTextureCoords")
             e.dwords([nv])
