@@ -29,7 +29,7 @@ from legacy_skin_io.io import convert
 from legacy_skin_io.io.errors import Deviation, FormatError, Warnings, largest_deviation
 from legacy_skin_io.io.formats import by_id, for_path
 from legacy_skin_io.io.gltf import from_scene
-from legacy_skin_io.scene import Mesh, Scene, Source
+from legacy_skin_io.scene import Material, Mesh, Scene, Source
 
 GLTF = by_id("gltf")
 RITE = [SAMPLES / "rite" / "humanoid.ram", SAMPLES / "rite" / "walk.raa", SAMPLES / "rite" / "wave.raa"]
@@ -340,3 +340,41 @@ def test_what_no_file_can_hold_is_refused_in_one_line(tmp_path):
         with pytest.raises(FormatError, match=r"^h.glb: mesh 'body': vertex positions"):
             GLTF.write_scene(dataclasses.replace(scene, meshes=[body]), tmp_path / "h.glb", warnings=[])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_every_uv_set_and_the_maps_glTF_has(tmp_path):
+    """Further UV sets as TEXCOORD_1...; a normal map as the normal texture,
+    an emission map as the emissive texture (white, as Blender's import
+    shows it); bump and specular maps, which glTF's core material has no
+    place for, said once each."""
+    crafted = DATA / "x" / "crafted"
+    scene = for_path(crafted / "uv_sets.x").read_scene([str(crafted / "uv_sets.x")], warnings=[])
+    case = _case(scene, tmp_path / "uv.glb")
+    doc = gc.Gltf(case.output)
+    for i, w in case.layout.meshes.items():
+        m = scene.meshes[i]
+        assert m.uv_sets
+        for prim in doc.json["meshes"][w.index]["primitives"]:
+            assert sorted(a for a in prim["attributes"] if a.startswith("TEXCOORD")) == \
+                [f"TEXCOORD_{k}" for k in range(1 + len(m.uv_sets))]
+            got = doc.accessor(prim["attributes"]["TEXCOORD_1"]).astype(np.float64)
+            want = next(iter(m.uv_sets.values()))
+            want = np.stack((want[:, 0], 1.0 - want[:, 1]), axis=1)
+            assert {tuple(r) for r in np.round(got, 5)} <= {tuple(r) for r in np.round(want, 5)}
+    warnings = Warnings()
+    convert.convert([str(crafted / "effect_maps.x")], str(tmp_path / "maps.glb"), warnings=warnings)
+    mats = {m["name"]: m for m in gc.Gltf(tmp_path / "maps.glb").json["materials"]}
+    images = gc.Gltf(tmp_path / "maps.glb").json["images"]
+    assert images[mats["Bricks"]["normalTexture"]["index"]]["uri"] == "bricks_normal.png"
+    assert "normalTexture" not in mats["Wall"]
+    assert "specular maps, which glTF's materials have no place for, not written (1): 'Bricks' " \
+           "(bricks_specular.png)" in warnings
+    assert "bump maps, which glTF's materials have no place for, not written (1): 'Wall' (wall_height.png)" \
+        in warnings
+    emissive = Material("glow", texture="glow_D.png", maps={"emission": "glow_I.png"})
+    scene = gc.hard_scene()
+    scene.materials[1] = emissive
+    doc = gc.Gltf(_case(scene, tmp_path / "glow.glb").output)
+    glow = next(m for m in doc.json["materials"] if m["name"] == "glow" and "emissiveTexture" in m)
+    assert glow["emissiveFactor"] == [1.0, 1.0, 1.0]
+    assert doc.json["images"][glow["emissiveTexture"]["index"]]["uri"] == "glow_I.png"

@@ -5,9 +5,10 @@ and images.
 A material shows what the project's Blender import shows: the base colour
 (the texture instead where it has one, its alpha kept), dielectric, the
 roughness :attr:`...scene.model.Material.roughness` gives for the specular
-power, the emissive colour, and ``BLEND`` where the alpha (the scene's
-alpha rule: what the file's runtime shows, a .X alpha of 0 being opaque)
-is below 1. A texture is an image referenced by its name as a URI
+power, the emissive colour (its map instead where it has one), a normal
+map, and ``BLEND`` where the alpha (the scene's alpha rule: what the
+file's runtime shows, a .X alpha of 0 being opaque) is below 1; bump and
+specular maps have no place in glTF's core material (reported). A texture is an image referenced by its name as a URI
 (relative, or a ``file://`` URI for an absolute path); ``embed`` packs
 PNG and JPEG images into the file instead (a ``.glb``'s binary chunk, a
 ``.gltf``'s data URI).
@@ -58,42 +59,49 @@ class MaterialWriter:
         self.warnings = warnings
         self.out_dir = Path(out_path).resolve().parent
         self.source_dir = Path(scene.source.path).resolve().parent if scene.source.path else None
-        self._materials: dict[tuple[int, bool], int] = {}
+        self._materials: dict[tuple[int, bool, bool], int] = {}
         self._textures: dict[str, int | None] = {}
 
-    def index(self, material: int, with_texture: bool = True) -> int | None:
+    def index(self, material: int, uvs: bool = True, normals: bool = True) -> int | None:
         """The document's material for the scene's ``material`` (-1: none,
-        None), without its texture when ``with_texture`` is False (a
-        primitive without UVs)."""
+        None) on a primitive with or without ``uvs`` and ``normals``: its
+        textures need UVs, a normal map normals too (a primitive without
+        them gets the material without them)."""
         if not 0 <= material < len(self.scene.materials):
             return None
         m = self.scene.materials[material]
-        with_texture = with_texture and bool(m.texture)
-        key = (material, with_texture)
+        key = (material, uvs and bool(m.texture or m.maps), uvs and normals and "normal" in m.maps)
         if key not in self._materials:
-            self._materials[key] = self._material(material, with_texture)
+            self._materials[key] = self._material(material, *key[1:])
         return self._materials[key]
 
-    def _material(self, material: int, with_texture: bool) -> int:
+    def _material(self, material: int, textures: bool, normal_map: bool) -> int:
         m = self.scene.materials[material]
         rgba = np.ones(4)
         c = np.asarray(m.color, dtype=np.float64).reshape(-1)[:4]
         rgba[:len(c)] = c
         rgba = np.clip(rgba, 0.0, 1.0)
         pbr: dict = {"metallicFactor": 0.0, "roughnessFactor": float(np.clip(m.roughness, 0.0, 1.0))}
-        tex = self.texture(m.texture) if with_texture and m.texture else None
-        if tex is not None:
-            pbr["baseColorTexture"] = {"index": tex}
-            rgba[:3] = 1.0                  # the texture shows instead of the colour, as Blender's import has it
-        pbr["baseColorFactor"] = [float(x) for x in rgba]
         out: dict = {"pbrMetallicRoughness": pbr}
         if m.name:
             out["name"] = m.name
+        if textures and m.texture:
+            pbr["baseColorTexture"] = {"index": self.texture(m.texture)}
+            rgba[:3] = 1.0                  # the texture shows instead of the colour, as Blender's import has it
+        pbr["baseColorFactor"] = [float(x) for x in rgba]
         if rgba[3] < 1.0:
             out["alphaMode"] = "BLEND"
         em = np.clip(np.asarray(m.emissive, dtype=np.float64).reshape(-1)[:3], 0.0, 1.0)
+        if textures and "emission" in m.maps:   # the map shows as the emission colour, as Blender's import has it
+            out["emissiveTexture"] = {"index": self.texture(m.maps["emission"])}
+            em = np.ones(3)
         if len(em) == 3 and em.any():
             out["emissiveFactor"] = [float(x) for x in em]
+        if normal_map:
+            out["normalTexture"] = {"index": self.texture(m.maps["normal"])}
+        for role in sorted(set(m.maps) - {"normal", "emission"}):
+            group(self.warnings, f"{role} maps, which glTF's materials have no place for, not written",
+                  f"{m.name!r} ({Path(m.maps[role].replace(chr(92), '/')).name})")
         return self.doc.add("materials", out)
 
     def texture(self, name: str) -> int | None:

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Scene meshes -> glTF meshes: one primitive per material, triangles,
-a vertex per distinct (vertex, normal, UV) of the corners, and the skin's
-influences as JOINTS_n/WEIGHTS_n.
+a vertex per distinct (vertex, normal, UVs of every set) of the corners,
+and the skin's influences as JOINTS_n/WEIGHTS_n.
 
 Influences follow the scene's weight policy (Blender's, what the oracle
 evaluates): a vertex's weights are divided by their sum; a vertex whose
@@ -114,12 +114,11 @@ def _unit(n: np.ndarray, fallback: np.ndarray) -> np.ndarray:
 
 
 def write_mesh(doc: Document, mesh: Mesh, back: AxisConversion, *, bake: np.ndarray | None, reverse: bool,
-               material: Callable[[int, bool], int | None], influences: Influences | None) -> Written:
+               material: Callable[[int, bool, bool], int | None], influences: Influences | None) -> Written:
     """``mesh`` as a glTF mesh of ``doc`` in file space (``back``: scene ->
     file). ``bake`` (scene space) is folded into the vertices; ``reverse``
-    turns every triangle's winding; ``material(scene material, with
-    texture)`` is the document's material of a primitive (None: none;
-    without texture for a mesh without UVs)."""
+    turns every triangle's winding; ``material(scene material, has UVs,
+    has normals)`` is the document's material of a primitive (None: none)."""
     p = np.asarray(mesh.positions, dtype=np.float64).reshape(-1, 3)
     sizes = np.asarray(mesh.face_sizes, dtype=np.int64).reshape(-1)
     corners = np.asarray(mesh.corners, dtype=np.int64).reshape(-1)
@@ -145,6 +144,9 @@ def write_mesh(doc: Document, mesh: Mesh, back: AxisConversion, *, bake: np.ndar
         fn = faces.face_normals(p, sizes, corners)[faces.face_of_corner(sizes)]
         n = _unit(back.directions(n), back.directions(fn))
     uv = None if mesh.uvs is None else np.asarray(mesh.uvs, dtype=np.float64).reshape(-1, 2)
+    # every UV set (TEXCOORD_0, _1, ...): the first, then the mesh's further sets in order
+    uv_sets = [] if uv is None else [uv] + [np.asarray(u, dtype=np.float64).reshape(-1, 2)
+                                          for u in mesh.uv_sets.values()]
     fp = back.points(p)
     fm = np.full(len(sizes), -1, dtype=np.int64)
     if mesh.materials:
@@ -158,8 +160,7 @@ def write_mesh(doc: Document, mesh: Mesh, back: AxisConversion, *, bake: np.ndar
         cols = [vert[:, None].astype(np.float64)]
         if n is not None:
             cols.append(n[c])
-        if uv is not None:
-            cols.append(uv[c])
+        cols += [u[c] for u in uv_sets]
         rows, index = dedupe_rows(np.concatenate(cols, axis=1), vert)
         src = rows[:, 0].astype(np.int64)
         at = 1
@@ -167,9 +168,10 @@ def write_mesh(doc: Document, mesh: Mesh, back: AxisConversion, *, bake: np.ndar
         if n is not None:
             attrs["NORMAL"] = doc.accessor(rows[:, at:at + 3], "VEC3", target=ARRAY_BUFFER)
             at += 3
-        if uv is not None:
-            attrs["TEXCOORD_0"] = doc.accessor(np.stack((rows[:, at], 1.0 - rows[:, at + 1]), axis=1), "VEC2",
-                                               target=ARRAY_BUFFER)
+        for k in range(len(uv_sets)):      # v down in glTF
+            attrs[f"TEXCOORD_{k}"] = doc.accessor(np.stack((rows[:, at], 1.0 - rows[:, at + 1]), axis=1), "VEC2",
+                                                  target=ARRAY_BUFFER)
+            at += 2
         if mesh.colors is not None:
             col = np.clip(np.asarray(mesh.colors, dtype=np.float64).reshape(-1, 4)[src], 0.0, 1.0)
             attrs["COLOR_0"] = doc.accessor(col, "VEC4", target=ARRAY_BUFFER)
@@ -186,7 +188,7 @@ def write_mesh(doc: Document, mesh: Mesh, back: AxisConversion, *, bake: np.ndar
                 "indices": doc.accessor(index, "SCALAR", USHORT if len(src) < 65535 else UINT,
                                         target=ELEMENT_ARRAY_BUFFER),
                 "mode": 4}
-        index = material(mat, uv is not None)
+        index = material(mat, uv is not None, n is not None)
         if index is not None:
             prim["material"] = index
         gm["primitives"].append(prim)

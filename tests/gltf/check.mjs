@@ -64,7 +64,9 @@ function glbWithoutImages(file, bytes) {
   }
   delete json.images; delete json.textures; delete json.samplers;
   for (const m of json.materials || []) {
-    if (m.pbrMetallicRoughness) delete m.pbrMetallicRoughness.baseColorTexture;
+    for (const holder of [m, m.pbrMetallicRoughness || {}]) {
+      for (const key of Object.keys(holder)) if (key.endsWith('Texture')) delete holder[key];
+    }
   }
   let text = Buffer.from(JSON.stringify(json), 'utf8');
   text = Buffer.concat([text, Buffer.alloc((4 - text.length % 4) % 4, 0x20)]);
