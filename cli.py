@@ -30,7 +30,7 @@ from .scene.axes import AXES
 
 
 def _model_args(p) -> None:
-    p.add_argument("model", help=f"model file ({_suffixes('model_suffixes')})")
+    p.add_argument("model", help=f"model file ({_suffixes('model_suffixes', read=True)})")
     p.add_argument("animations", nargs="*",
                    help=f"animation files ({_suffixes('anim_suffixes')}); with several or with --dominant they are "
                         f"mergeable layers")
@@ -59,9 +59,10 @@ def _model_args(p) -> None:
                       [(f.label, _union(f.import_options, f.anim_import_options)) for f in formats.FORMATS])
 
 
-def _suffixes(kind: str) -> str:
-    """The registered formats' model or animation suffixes, for --help."""
-    return ", ".join(s for f in formats.FORMATS for s in getattr(f, kind))
+def _suffixes(kind: str, read: bool = False) -> str:
+    """The registered formats' model or animation suffixes, for --help
+    (``read``: of the formats that are read)."""
+    return ", ".join(s for f in formats.FORMATS if not (read and f.writes_only) for s in getattr(f, kind))
 
 
 def _union(*groups) -> tuple:

@@ -70,6 +70,8 @@ def _format_of(name: str) -> tuple[Format, bool] | None:
     """(format, is an animation file) of a file name, by suffix only."""
     suffix = Path(name).suffix.lower()
     for f in FORMATS:
+        if f.writes_only:                   # an input of no reader
+            continue
         if suffix in f.model_suffixes:
             return f, False
         if suffix in f.anim_suffixes:

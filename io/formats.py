@@ -36,6 +36,11 @@ Call the adapter through its :class:`Format` (``fmt.read_scene(...)``
 etc.): the options are checked against the specs first, so an option the
 format does not have is one clear error for every format.
 
+A format that is only written (``writes_only``: glTF, which Blender's own
+add-on reads and writes inside Blender) has a ``write_scene`` and no
+reader; it gets no operators or menus, and reading one of its files is
+one clear error.
+
 Adding a format: write that package and add one line to :data:`FORMATS`
 (or call :func:`register` at run time).
 """
@@ -46,6 +51,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..scene.validate import writable
+from .errors import FormatError
 from .options import MANUAL_ORIENTATION, Option, check
 from .paths import check_input, check_target, is_regular
 
@@ -62,6 +68,9 @@ class Format:
     anim_import: bool = False            # model files' animations import onto another rig (read_clips)
     left_handed: bool = False            # file coordinates are left-handed: imports mirror z
     package: str = ""                    # the package holding adapter and options (default io.<id>)
+    #: written only (``convert``, the command line): no reader, and no operators or menus in Blender, whose own
+    #: add-on for the format imports and exports it there
+    writes_only: bool = False
 
     @property
     def _package(self) -> str:
@@ -114,6 +123,7 @@ class Format:
     def read_scene(self, paths, *, axes=None, warnings=None, **options):
         paths = [str(p) for p in paths]
         options = check(self.import_options, options, f"{self.label} import", paths[0] if paths else None)
+        self._readable(paths)
         _inputs(paths)
         axes = self.reading_axes(axes, options.pop(MANUAL_ORIENTATION.id, None))
         return self.adapter.read_scene(paths, axes=axes, warnings=warnings, **options)
@@ -139,9 +149,15 @@ class Format:
         paths = [str(p) for p in paths]
         options = check(self.anim_import_options, options, f"{self.anim_label or self.label} import",
                         paths[0] if paths else None)
+        self._readable(paths)
         _inputs(paths)
         return self.adapter.read_clips(skeleton, axes, paths, layer=layer, weight=weight, warnings=warnings,
                                        **options)
+
+    def _readable(self, paths) -> None:
+        if self.writes_only:
+            raise FormatError(f"{self.label} files are written here, not read (in Blender, its own importer reads "
+                              f"them)", path=paths[0] if paths else None)
 
     def write_scene(self, scene, path, *, warnings=None, axes=None, fps: float = 24.0, **options) -> list[str]:
         options = check(self.export_options, options, f"{self.label} export", path)
@@ -169,6 +185,8 @@ FORMATS: list[Format] = [
     Format("xfile", "DirectX", (".x",), (), "DirectX Animation",
            "DirectX .X (text, binary, compressed): meshes, skeleton, skin and animations", b"xof ",
            anim_import=True, left_handed=True),
+    Format("gltf", "glTF 2.0", (".glb", ".gltf"), description="glTF 2.0 (.glb, or .gltf with its .bin): skeleton, "
+           "skinned meshes, materials and animations for today's engines and viewers", writes_only=True),
 ]
 
 _listeners: list = []

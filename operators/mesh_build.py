@@ -477,8 +477,7 @@ def make_material(mat: Material, filepath: str, images: textures.ImageCache, war
     _set_input(bsdf, "Base Color", rgba)
     _set_input(bsdf, "Alpha", rgba[3])
     out.diffuse_color = rgba
-    power = max(float(mat.specular_power), 0.0)
-    _set_input(bsdf, "Roughness", float(np.sqrt(2.0 / (power + 2.0))))
+    _set_input(bsdf, "Roughness", mat.roughness)
     spec = np.asarray(mat.specular, dtype=np.float64).reshape(-1)[:3]
     level = float(np.clip(spec.max() if len(spec) else 0.0, 0.0, 1.0))
     for label in ("Specular IOR Level", "Specular"):

@@ -463,7 +463,7 @@ def sync() -> None:
         for cls in reversed(_classes.pop(fid)):
             bpy.utils.unregister_class(cls)
     for fmt in FORMATS:
-        if fmt.id in _classes:
+        if fmt.id in _classes or fmt.writes_only:      # written only: Blender's own add-on has it in Blender
             continue
         done: list = []
         try:

@@ -10,6 +10,8 @@ sampler), never from what a Blender builder keyed.
   (linear blend skinning with Blender's weight policy: weights divided by
   their sum, unweighted vertices stay where the mesh is placed);
 * :func:`evaluate` — both at once: ``evaluate(scene, clips, frames, fps)``;
+  :func:`farthest`, the largest distance between two scenes' vertices over
+  frames (what a writer measures of what it wrote);
 * :func:`corner_normals` — each mesh corner's normal as the RiTE runtime
   skins it (Blender derives its normals from the deformed mesh instead:
   verify reports the difference as information).
@@ -145,6 +147,26 @@ def evaluate(scene: Scene, clips: list[Clip] | Clip | None, frames, fps: float =
             pts.append(mesh_positions(scene, m, w, default, infl.get(i)))
         out.append(np.concatenate(pts) if pts else np.zeros((0, 3)))
     return out
+
+
+def farthest(scene: Scene, clip: Clip | None, other: Scene, other_clip: Clip | None, frames,
+             fps: float = 24.0, shift: float = 0.0) -> tuple[float, float]:
+    """(the largest distance between a vertex of ``scene`` playing ``clip``
+    and the same vertex of ``other`` playing ``other_clip`` (None: the
+    default pose), the frame where it is) over scene ``frames`` of
+    ``other_clip`` (``clip`` at ``shift`` frames earlier), evaluated 32
+    frames at a time (a bounded number in memory). Meshes of different
+    sizes are not compared."""
+    frames = np.asarray(frames, dtype=np.float64).reshape(-1)
+    worst, at = 0.0, float(frames[0]) if len(frames) else 0.0
+    for lo in range(0, len(frames), 32):
+        part = frames[lo:lo + 32]
+        for f, a, b in zip(part, evaluate(scene, clip, part - shift, fps), evaluate(other, other_clip, part, fps)):
+            if len(a) and a.shape == b.shape:
+                d = float(np.linalg.norm(a - b, axis=1).max())
+                if d > worst:
+                    worst, at = d, float(f)
+    return worst, at
 
 
 def corner_normals(scene: Scene, mesh: Mesh, world: np.ndarray, default_world: np.ndarray | None = None,

@@ -105,6 +105,12 @@ class Material:
     #: effect's environment map...), kept for the user and for export
     more_textures: list[str] = field(default_factory=list)
 
+    @property
+    def roughness(self) -> float:
+        """The roughness shown for the specular power (Blinn-Phong's
+        exponent to a microfacet roughness: sqrt(2 / (power + 2)))."""
+        return float(np.sqrt(2.0 / (max(float(self.specular_power), 0.0) + 2.0)))
+
 
 #: the roles of :attr:`Material.maps`: a normal map (tangent space), a bump (height) map,
 #: a specular (level) map, an emission (self-illumination) map

@@ -81,6 +81,27 @@ def irrlicht(tmp_path_factory):
     return irrlicht_reading
 
 
+@pytest.fixture(scope="session")
+def gltf_readers():
+    """``tests/gltf_reading.py`` with its Node packages (the glTF Validator,
+    three.js) installed once. Where Node cannot be used the test is
+    skipped, saying why in one line; under ``LSIO_REQUIRE_NODE=1`` (CI) it
+    fails instead."""
+    import gltf_reading
+
+    ok, why = gltf_reading.status()
+    if ok:
+        try:
+            gltf_reading.install()
+        except (gltf_reading.GltfReadersError, OSError, subprocess.SubprocessError) as err:
+            ok, why = False, str(err).splitlines()[0] if str(err) else type(err).__name__
+    if not ok:
+        if os.environ.get("LSIO_REQUIRE_NODE") == "1":
+            pytest.fail(f"LSIO_REQUIRE_NODE=1, but the glTF checks cannot run here: {why}", pytrace=False)
+        pytest.skip(f"glTF checks (Node: gltf-validator, three.js) not run: {why}")
+    return gltf_reading
+
+
 BLENDER_FIXTURES = {"bpy", "bpy_ext", "ext"}
 
 

@@ -20,7 +20,9 @@ from conftest import EXT_MODULE, SAMPLES  # noqa: E402
 
 from legacy_skin_io.io.formats import FORMATS, by_id, for_path
 
-IDS = [f.id for f in FORMATS]
+#: the formats this extension has in Blender (one written only is left to Blender's own add-on)
+IN_BLENDER = [f for f in FORMATS if not f.writes_only]
+IDS = [f.id for f in IN_BLENDER]
 
 
 @pytest.fixture(scope="module")
@@ -166,14 +168,27 @@ def test_disabling_the_extension_removes_its_menus_operators_and_handlers(bpy):
         assert any(imports.values())                      # other importers are still there
         every = [op for ops in imports.values() for op in ops] + \
             [op for ops in _drawn(bpy, "TOPBAR_MT_file_export").values() for op in ops]
-        for f in FORMATS:
+        for f in IN_BLENDER:
             assert f"import_scene.{f.id}" not in every and f"export_scene.{f.id}" not in every
             assert not _registered(bpy, f"import_scene.{f.id}")
             assert not hasattr(bpy.types, f"IO_FH_{f.id}")
     finally:
         assert bpy.ops.preferences.addon_enable(module=EXT_MODULE) == {"FINISHED"}
-    assert all(f"import_scene.{f.id}" in _ours(_drawn(bpy, "TOPBAR_MT_file_import")) for f in FORMATS)
-    assert all(hasattr(bpy.types, f"IO_FH_{f.id}") for f in FORMATS)
+    assert all(f"import_scene.{f.id}" in _ours(_drawn(bpy, "TOPBAR_MT_file_import")) for f in IN_BLENDER)
+    assert all(hasattr(bpy.types, f"IO_FH_{f.id}") for f in IN_BLENDER)
+
+
+@pytest.mark.parametrize("fid", [f.id for f in FORMATS if f.writes_only])
+def test_a_format_written_only_is_left_to_blenders_own_add_on(bpy, fid):
+    """glTF: no operator, FileHandler or menu entry of this extension;
+    Blender's own glTF add-on keeps its operators (a name this extension
+    would otherwise have taken)."""
+    ours = _ours(_drawn(bpy, "TOPBAR_MT_file_import")) + _ours(_drawn(bpy, "TOPBAR_MT_file_export"))
+    assert not any(op.endswith(f".{fid}") for op in ours)
+    assert not hasattr(bpy.types, f"IO_FH_{fid}")
+    for kind in ("IMPORT_SCENE", "EXPORT_SCENE"):
+        cls = getattr(bpy.types, f"{kind}_OT_{fid}", None)
+        assert cls is None or not cls.__module__.startswith(EXT_MODULE), cls.__module__
 
 
 # ---------------------------------------------------------------------------

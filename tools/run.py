@@ -89,17 +89,28 @@ def run_py(args: list[str]) -> int:
     return subprocess.call([str(py), *args], cwd=ROOT, env=env)
 
 
-def irrlicht_note(paths: list[str], rest: list[str]) -> str:
-    """One line when the checks against the Irrlicht engine (tests/irrlicht_reading.py) cannot run here,
-    saying why; "" when they can, or when the tests asked for include none of them."""
-    if "--blender-only" in rest or (paths and not any("irrlicht" in p or (ROOT / p).is_dir() for p in paths)):
-        return ""
-    done = subprocess.run([str(ensure_env()), str(ROOT / "tests" / "irrlicht_reading.py")], cwd=ROOT,
-                          capture_output=True, text=True)
-    if done.returncode == 0:
-        return ""
-    said = done.stdout.strip().splitlines()
-    return f"[run] {said[-1]}" if said else f"[run] Irrlicht checks: status unknown ({done.stderr.strip()[-300:]})"
+#: the checks against readers of other programs, (word in their test files' names, the script saying
+#: whether they can run here)
+READER_CHECKS = (("irrlicht", "irrlicht_reading.py"), ("gltf", "gltf_reading.py"))
+
+
+def reader_notes(paths: list[str], rest: list[str]) -> list[str]:
+    """One line for each check against another program's reader (Irrlicht: tests/irrlicht_reading.py; the
+    glTF Validator and three.js under Node: tests/gltf_reading.py) that cannot run here, saying why; none
+    for those that can, or that the tests asked for do not include."""
+    if "--blender-only" in rest:
+        return []
+    out = []
+    for word, script in READER_CHECKS:
+        if paths and not any(word in p or (ROOT / p).is_dir() for p in paths):
+            continue
+        done = subprocess.run([str(ensure_env()), str(ROOT / "tests" / script)], cwd=ROOT, capture_output=True,
+                              text=True)
+        if done.returncode != 0:
+            said = done.stdout.strip().splitlines()
+            out.append(f"[run] {said[-1]}" if said else f"[run] {script}: status unknown "
+                                                         f"({done.stderr.strip()[-300:]})")
+    return out
 
 
 def check(rest: list[str]) -> int:
@@ -141,11 +152,11 @@ def main(argv: list[str]) -> int:
     cmd, rest = argv[0], argv[1:]
     if cmd == "test":
         paths = [a for a in rest if not a.startswith("-")]
-        note = irrlicht_note(paths, rest)
+        notes = reader_notes(paths, rest)
         # -rfEsx: failures and errors (pytest's default) and every skip and xfail listed with its reason in
         # the summary (an -r... of the caller replaces it)
         code = run_py(["-m", "pytest", "-p", "no:cacheprovider", "-rfEsx", *([] if paths else ["tests"]), *rest])
-        if note:
+        for note in notes:
             print(note, flush=True)
         return code
     if cmd == "build":

@@ -468,19 +468,14 @@ def _measure(scene: Scene, axes: AxisConversion, ram_path: str, raa_paths: list[
     files read back (scene.evaluate of both), at the given frames of each
     written clip (the scene's clip ``shifts`` frames earlier), and where it
     happens."""
-    from ...scene.evaluate import evaluate
+    from ...scene.evaluate import farthest
 
     again = read_scene([ram_path] + list(raa_paths), axes=axes, warnings=[])
     worst, where = 0.0, ""
     for a, b, fr, shift in zip(scene.clips, again.clips, frames, shifts):
-        fr = np.asarray(fr, dtype=np.float64)
-        for lo in range(0, len(fr), 32):          # a bounded number of frames in memory
-            part = fr[lo:lo + 32]
-            for f, r, g in zip(part, evaluate(scene, a, part - shift, fps), evaluate(again, b, part, fps)):
-                if len(r) and r.shape == g.shape:
-                    d = float(np.linalg.norm(r - g, axis=1).max())
-                    if d > worst:
-                        worst, where = d, f"{a.name}, frame {int(f)}"
+        d, f = farthest(scene, a, again, b, fr, fps, shift)
+        if d > worst:
+            worst, where = d, f"{a.name}, frame {int(f)}"
     return worst / size, where
 
 

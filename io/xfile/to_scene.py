@@ -12,7 +12,7 @@ from ...core.faces import corner_order, face_of_corner
 from ...scene import AxisConversion, Clip, Material, Mesh, Scene, Skeleton, Skin, Source
 from ...scene.orientation import AutoAxes, read_oriented
 from ...scene.validate import singular
-from ..errors import AnimationsOnly, FormatError, Warnings, group
+from ..errors import AnimationsOnly, Deviation, FormatError, Warnings, group
 from ..weld import classes_of, groups
 from . import facing
 from .conventions import FORMAT, col, rotation_from_key, shown_alpha
@@ -24,6 +24,10 @@ from .time_base import AUTO, TimeBase, choose
 #: a singular frame that places nothing gets its flattened axes scaled by this
 #: much of its largest axis (Blender needs an invertible matrix)
 FLATTENED = 1e-5
+#: matrix keys decomposed into translation, rotation and scale are reported
+#: when that moves a unit vector by more than this (exporters' float32
+#: matrices are orthogonal to about 1e-6)
+SHEARED_KEY = 1e-4
 
 
 def _with_joints(sk: Skeleton, extra: list) -> Skeleton:
@@ -46,6 +50,7 @@ class _Reader:
         self.axes = axes
         self.path = path
         self.warnings = warnings
+        self._sheared: tuple[float, str] = (0.0, "")      # the most sheared matrix key (_shear)
         self.frames = list(xf.all_frames())
         self.materials: list[Material] = []
         self._material_of: dict[int, int] = {}
@@ -379,6 +384,7 @@ class _Reader:
         if sk is not None:
             rig.resolve_binds(sk.parents, sk.order, sk.local, world, sk.bind)
             clips = [self.clip(s, i, len(sk), by_name) for i, s in enumerate(self.xf.animation_sets)]
+            self.report_shear()
         else:       # (a file without frames: every Animation names a frame it does not have)
             for i, s in enumerate(self.xf.animation_sets):
                 self.unplaced(s.name or f"AnimationSet{i}", [str(a.frame_name) for a in s.animations])
@@ -412,6 +418,26 @@ class _Reader:
             clips.append(Clip(aset.name or "", sampling.Channels.empty(4), sampling.Channels.empty(3),
                               sampling.Channels.empty(3), animated))
         return Scene(name, sk, meshes, [], clips, Source(FORMAT, self.path, self.axes))
+
+    def _shear(self, keys: np.ndarray, again: np.ndarray, times: np.ndarray, where: str) -> None:
+        """Note how far matrix ``keys`` (K, 4, 4) are from their translation,
+        rotation and scale ``again``: the largest change of a unit vector
+        they move (relative to the key's own scale), with where."""
+        scale = np.maximum(np.abs(keys[:, :3, :3]).max(axis=(1, 2)), 1e-300)
+        err = np.linalg.norm(again[:, :3, :3] - keys[:, :3, :3], ord=2, axis=(1, 2)) / scale
+        k = int(np.argmax(err)) if len(err) else 0
+        if len(err) and err[k] > self._sheared[0]:
+            self._sheared = (float(err[k]), f"{where}, tick {times[k]:g}")
+
+    def report_shear(self) -> None:
+        """One deviation for the matrix keys read that translation, rotation
+        and scale could not hold (:meth:`_shear`), when over :data:`SHEARED_KEY`."""
+        fig, where = self._sheared
+        if fig > SHEARED_KEY:
+            self.warnings.append(Deviation(
+                f"matrix keys with shear or a scale along other than the frame's own axes, which translation, "
+                f"rotation and scale cannot hold: decomposed into the nearest, moving what hangs below by up to "
+                f"about {fig:.2e} of the model size ({where})", fig, where))
 
     def unplaced(self, clip: str, frames: list[str]) -> None:
         """The frames a set's Animations name and the file lacks: one warning line for the file."""
@@ -453,6 +479,7 @@ class _Reader:
                 m = col(np.asarray(mat.values, dtype=np.float64).reshape(-1, 4, 4))
                 t, r, s = sampling.decompose_trs(m)
                 times = np.asarray(mat.times, dtype=np.float64)
+                self._shear(m, sampling.compose_trs(t, quat.normalize(r), s), times, f"{a.frame_name!r} in {name}")
                 comps = {"r": axes.quats(r), "t": axes.translations(t), "s": axes.scales(s)}
                 found += [(c, j, times, comps[c], False) for c in "rts"]
                 continue
@@ -637,6 +664,7 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = 
         index = joint_index(skeleton.names, {a.frame_name for s in xf.animation_sets for a in s.animations
                                              if a.frame_name is not None})
         clips = [reader.clip(s, i, len(skeleton), index, onto=True) for i, s in enumerate(xf.animation_sets)]
+        reader.report_shear()
         for aset, clip in zip(xf.animation_sets, clips):
             if not clip.animated.any() and any(len(k.times) for a in aset.animations for k in a.keys):
                 raise FormatError(f"{clip.name}: no animated frame matches a bone of the armature", path=p)
