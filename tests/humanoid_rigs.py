@@ -4,9 +4,9 @@ automatic up axis: the 25-bone Max humanoid (Root > Pelvis > Thigh/Calf/
 Foot/Toe on both sides and Spine_01..03 > Neck > Head, Clavicle > UpperArm
 > Armroll > Forearm > Hand on both sides) and a Character Studio Biped
 (Bip01 > Bip01_Pelvis > Bip01_Spine > the thighs and Bip01_Spine1 > ... >
-Bip01_Neck > the clavicles and Bip01_Head), each a skinned tube per bone
-and one walk cycle of 4800 ticks (AnimTicksPerSecond 4800: 3ds Max's own
-tick).
+Bip01_Neck > the clavicles and Bip01_Head) and a generic humanoid (Hips
+at the root, Mixamo's names), each a skinned tube per bone and one
+animation of 4800 ticks (AnimTicksPerSecond 4800: 3ds Max's own tick).
 
 The model is built in Blender's space (Z up, facing -Y, its left at +x, in
 centimetres as Max exports) and written with the file's axes: ``up="Z"``
@@ -55,10 +55,10 @@ STANDING_FRAMES = ("bind", "tpose", "turned_root", "first_frame")
 TICKS_PER_SECOND = 4800
 
 
-def _side(rows):
+def _side(rows, sides=("L", "R")):
     """Rows for the left side (x > 0) and their mirror for the right."""
     out = []
-    for side, sx in (("L", 1.0), ("R", -1.0)):
+    for side, sx in zip(sides, (1.0, -1.0)):
         for name, parent, head in rows:
             out.append((name.format(s=side), parent.format(s=side), (sx * head[0], head[1], head[2])))
     return out
@@ -91,11 +91,29 @@ BIPED_RIG = [("Bip01", None, (0.0, 0.0, 95.0)), ("Bip01_Pelvis", "Bip01", (0.0, 
         ("Bip01_{s}_Hand", "Bip01_{s}_Forearm", (69.0, 0.0, 145.0)),
         ("Bip01_{s}_Finger0", "Bip01_{s}_Hand", (79.0, -2.0, 145.0))])
 
-RIGS = {"max": MAX_RIG, "biped": BIPED_RIG}
+#: a generic humanoid (the hips its root, the legs its children; Mixamo's names)
+GENERIC_RIG = [("Hips", None, (0.0, 0.0, 95.0))] + _side([
+    ("{s}UpLeg", "Hips", (10.0, 0.0, 92.0)), ("{s}Leg", "{s}UpLeg", (10.0, -1.5, 50.0)),
+    ("{s}Foot", "{s}Leg", (10.0, 1.0, 9.0)), ("{s}ToeBase", "{s}Foot", (10.0, -11.0, 2.0))], ("Left", "Right")) + [
+    ("Spine", "Hips", (0.0, 0.0, 106.0)), ("Spine1", "Spine", (0.0, 0.5, 120.0)),
+    ("Spine2", "Spine1", (0.0, 0.5, 134.0)), ("Neck", "Spine2", (0.0, 0.0, 149.0)),
+    ("Head", "Neck", (0.0, -1.0, 157.0))] + _side([
+        ("{s}Shoulder", "Spine2", (3.0, -1.0, 146.0)), ("{s}Arm", "{s}Shoulder", (17.0, 0.0, 145.0)),
+        ("{s}ForeArm", "{s}Arm", (44.0, 0.0, 145.0)), ("{s}Hand", "{s}ForeArm", (69.0, 0.0, 145.0))],
+        ("Left", "Right"))
+
+RIGS = {"max": MAX_RIG, "biped": BIPED_RIG, "generic": GENERIC_RIG}
 #: per rig: (a joint at the top, the joints at the bottom, the toes, a left and a right hand)
 LANDMARKS = {"max": ("Head", ("L_Foot", "R_Foot"), ("L_Toe", "R_Toe"), "L_Hand", "R_Hand"),
              "biped": ("Bip01_Head", ("Bip01_L_Foot", "Bip01_R_Foot"), ("Bip01_L_Toe0", "Bip01_R_Toe0"),
-                       "Bip01_L_Hand", "Bip01_R_Hand")}
+                       "Bip01_L_Hand", "Bip01_R_Hand"),
+             "generic": ("Head", ("LeftFoot", "RightFoot"), ("LeftToeBase", "RightToeBase"), "LeftHand", "RightHand")}
+#: per rig: the joints a pose turns: ({side: (thigh, calf, upper arm)}, the spine's lean, the pelvis)
+_POSED = {"max": ({s: (f"{s}_Thigh", f"{s}_Calf", f"{s}_UpperArm") for s in "LR"}, "Spine_01", "Pelvis"),
+          "biped": ({s: (f"Bip01_{s}_Thigh", f"Bip01_{s}_Calf", f"Bip01_{s}_UpperArm") for s in "LR"},
+                    "Bip01_Spine1", "Bip01_Pelvis"),
+          "generic": ({s: (f"{n}UpLeg", f"{n}Leg", f"{n}Arm") for s, n in (("L", "Left"), ("R", "Right"))},
+                      "Spine", "Hips")}
 
 
 def _turn(axis, degrees: float, at=(0.0, 0.0, 0.0)) -> np.ndarray:
@@ -172,27 +190,26 @@ class Rig:
     def arms(self, world: np.ndarray, degrees: float) -> np.ndarray:
         """Both arms turned down by ``degrees`` at the shoulders."""
         for s, sign in (("L", -1.0), ("R", 1.0)):
-            name = ("Bip01_" if self.kind == "biped" else "") + f"{s}_UpperArm"
-            world = self.turned(world, name, (0.0, 1.0, 0.0), sign * degrees)
+            world = self.turned(world, _POSED[self.kind][0][s][2], (0.0, 1.0, 0.0), sign * degrees)
         return world
 
     def walk(self, phase: float) -> np.ndarray:
         """A walk cycle's pose at ``phase`` (radians) from the T-pose."""
-        p = "Bip01_" if self.kind == "biped" else ""
+        limbs, spine, _ = _POSED[self.kind]
         w = self.arms(self.bind, 75.0)
         swing = np.sin(phase)
         for s, sign in (("L", 1.0), ("R", -1.0)):
-            w = self.turned(w, f"{p}{s}_Thigh", (1.0, 0.0, 0.0), -28.0 * sign * swing)
-            w = self.turned(w, f"{p}{s}_Calf", (1.0, 0.0, 0.0), 20.0 + 15.0 * sign * swing)
-            w = self.turned(w, f"{p}{s}_UpperArm", (1.0, 0.0, 0.0), 20.0 * sign * swing)
-        spine = f"{p}Spine1" if self.kind == "biped" else "Spine_01"
+            thigh, calf, arm = limbs[s]
+            w = self.turned(w, thigh, (1.0, 0.0, 0.0), -28.0 * sign * swing)
+            w = self.turned(w, calf, (1.0, 0.0, 0.0), 20.0 + 15.0 * sign * swing)
+            w = self.turned(w, arm, (1.0, 0.0, 0.0), 20.0 * sign * swing)
         return self.turned(w, spine, (1.0, 0.0, 0.0), -8.0)
 
     def frames(self, pose: str) -> tuple[np.ndarray, np.ndarray]:
         """(the bind pose, the frames' world matrices) for ``pose``, model space."""
         bind = self.bind
         root = self.names[0]
-        pelvis = "Bip01_Pelvis" if self.kind == "biped" else "Pelvis"
+        pelvis = _POSED[self.kind][2]
         if pose == "bind":
             return bind, bind
         if pose == "tpose":
@@ -230,12 +247,12 @@ def _row(m: np.ndarray) -> np.ndarray:
 
 
 def _tubes(rig: Rig, bind: np.ndarray):
-    """One skinned box per joint (the Root and Bip01 carry none), from its
+    """One skinned box per joint (Max's Root and Biped's Bip01 carry none), from its
     head to its child's (a leaf: on along its parent's direction): positions
     (model space, bind pose), faces and the joint of each vertex."""
     pos, faces, owner = [], [], []
     for j, name in enumerate(rig.names):
-        if rig.parents[j] < 0:
+        if name in ("Root", "Bip01"):
             continue
         head = bind[j, :3, 3]
         kids = rig.children[j]

@@ -265,20 +265,22 @@ def _shown(scene):
 
 @pytest.mark.parametrize("animation", ["walk", "none"])
 @pytest.mark.parametrize("up", ["Z", "Y"])
-@pytest.mark.parametrize("kind", ["max", "biped"])
+@pytest.mark.parametrize("kind", ["max", "biped", "generic"])
 def test_a_max_humanoid_stands_whatever_pose_its_frames_hold(tmp_path, kind, up, animation):
-    """The 25-bone 3ds Max humanoid and a Biped, Z-up (as Max exports) or
-    Y-up, their frames holding the bind pose, a T-pose over an A-pose bind,
-    a root and pelvis with turned axes, the body turned at the root or the
-    pelvis, the walk's first key, every frame the identity, or world
-    matrices: read with the defaults, the file's up is found from the
-    skeleton, and the body stands facing -Y at frame 0 (the walk's first
-    frame; without animation the default pose, or where it holds no body
-    the bind pose) and, where the frames do not hold it turned, in every
-    pose the import keeps. Before issue 28 the identity frames and world
-    matrices gave "the format's convention (nothing in the data against
-    it)" or an axis from the mesh's extent, and a body turned in its frames
-    was stood up by them."""
+    """The 25-bone 3ds Max humanoid, a Biped and a generic humanoid, Z-up
+    (as Max exports) or Y-up, their frames holding the bind pose, a T-pose
+    over an A-pose bind, a root and pelvis with turned axes, the body turned
+    at the root or the pelvis, the walk's first key, every frame the
+    identity, or world matrices: read with the defaults, the file's up is
+    found from the skeleton, and the body stands facing -Y at frame 0 (the
+    walk's first frame; without animation the default pose, or where it
+    holds no body the bind pose) and, where the frames do not hold it
+    turned, in every pose the import keeps; frames holding it turned with
+    no animation to say otherwise: what Direct3D shows (the frames) stands.
+    Before issue 28 the identity frames and world matrices gave "the
+    format's convention (nothing in the data against it)" or an axis from
+    the mesh's extent, and a body turned in its frames was stood up by them
+    whatever its animation showed."""
     from humanoid_rigs import POSES, STANDING_FRAMES
 
     for pose in POSES:
@@ -312,7 +314,7 @@ def test_an_animation_starting_on_its_back_does_not_lay_the_body_down(tmp_path):
 
 
 @pytest.mark.parametrize("kind,pose", [("max", "bind_space_only"), ("biped", "world_in_frames"),
-                                       ("max", "lying_pelvis")])
+                                       ("generic", "lying_pelvis")])
 def test_a_max_humanoid_is_found_whichever_way_its_file_points(tmp_path, kind, pose):
     """The detector's answer on a humanoid the old rule missed, read with
     the convention and turned into each of the 48 namings of its axes, is
