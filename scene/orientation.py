@@ -14,7 +14,10 @@ The evidence, strongest first:
   side by side (the legs, or arms hanging down) while the rest of the body
   leaves the other way: the legs are below. Every such joint votes; the
   votes of a quadruped's hips and shoulders add up to "up" while their
-  forward and backward parts cancel;
+  forward and backward parts cancel. The skeleton is judged in each pose
+  the file shows (the frames' default pose, each animation's first frame),
+  each pose an answer, most answers win; the bind pose breaks a tie and
+  decides alone when no pose shown gives an answer (:func:`detect`);
 * **the mesh's extent** (characters whose limbs are single joints): a model
   at least twice as long along another axis than the convention's up as
   along any other, with clearly more joints on one side of its root joint

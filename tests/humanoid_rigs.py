@@ -5,14 +5,16 @@ Foot/Toe on both sides and Spine_01..03 > Neck > Head, Clavicle > UpperArm
 > Armroll > Forearm > Hand on both sides) and a Character Studio Biped
 (Bip01 > Bip01_Pelvis > Bip01_Spine > the thighs and Bip01_Spine1 > ... >
 Bip01_Neck > the clavicles and Bip01_Head) and a generic humanoid (Hips
-at the root, Mixamo's names), each a skinned tube per bone and one
-animation of 4800 ticks (AnimTicksPerSecond 4800: 3ds Max's own tick).
+at the root, Mixamo's names), each a skinned tube per bone and at most
+one animation of 4800 ticks (AnimTicksPerSecond 4800: 3ds Max's own tick;
+a walk, or a get-up starting on its back).
 
 The model is built in Blender's space (Z up, facing -Y, its left at +x, in
 centimetres as Max exports) and written with the file's axes: ``up="Z"``
-keeps it (a Max scene exported as it is: Up -Z, Forward Y in the importer's
-terms), ``up="Y"`` swaps y and z (Direct3D's Y-up convention: the import's
-default maps it back). The frames hold one of :data:`POSES`, the skin's
+keeps it (Max's right-handed coordinates as they are, as tiny_4anim.x and
+miko.X hold them, so that Direct3D, left-handed, shows it mirrored; Up -Z,
+Forward Y in the importer's terms), ``up="Y"`` swaps y and z (Direct3D's
+Y-up convention: the import's default maps it back). The frames hold one of :data:`POSES`, the skin's
 offsets always the bind pose (a T-pose, or for ``"tpose"`` an A-pose with
 the frames in a T-pose):
 
@@ -37,15 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from legacy_skin_io.core import quat
-from legacy_skin_io.io.xfile import (
-    XAnimation,
-    XAnimationKey,
-    XAnimationSet,
-    XFile,
-    XFrame,
-    XMesh,
-    XSkinWeights,
-)
+from legacy_skin_io.io import xfile as X
 from legacy_skin_io.io.xfile.conventions import key_from_rotation
 
 POSES = ("bind", "tpose", "turned_root", "lying_root", "lying_pelvis", "first_frame", "bind_space_only",
@@ -280,7 +274,7 @@ def _tubes(rig: Rig, bind: np.ndarray):
     return np.array(pos), np.array(faces), np.array(owner)
 
 
-def humanoid_xfile(kind: str = "max", pose: str = "bind", up: str = "Z", animation: str = "walk") -> XFile:
+def humanoid_xfile(kind: str = "max", pose: str = "bind", up: str = "Z", animation: str = "walk") -> X.XFile:
     """The rig ``kind`` with its frames holding ``pose``, written with
     ``up``, and one AnimationSet of 4800 ticks: ``"walk"`` (a walk cycle
     starting from the ``first_frame`` pose), ``"get_up"`` (starting on its
@@ -295,25 +289,25 @@ def humanoid_xfile(kind: str = "max", pose: str = "bind", up: str = "Z", animati
     for j, name in enumerate(rig.names):
         p = rig.parents[j]
         local = fworld[j] if p < 0 else np.linalg.solve(fworld[p], fworld[j])
-        frames.append(XFrame(name, _row(local)))
+        frames.append(X.XFrame(name, _row(local)))
         if p >= 0:
             frames[p].children.append(frames[j])
     pos, faces, owner = _tubes(rig, bind)
-    m = XMesh("Body", (A[:3, :3] @ pos.T).T, np.full(len(faces), 4), faces.reshape(-1))
+    m = X.XMesh("Body", (A[:3, :3] @ pos.T).T, np.full(len(faces), 4), faces.reshape(-1))
     if up == "Y":                     # the swap mirrors: keep the faces' winding outward
         m.face_indices = faces[:, ::-1].reshape(-1)
     for j in np.unique(owner).tolist():
         v = np.flatnonzero(owner == j)
-        m.skin_weights.append(XSkinWeights(rig.names[j], v, np.ones(len(v)), _row(np.linalg.inv(fbind[j]))))
+        m.skin_weights.append(X.XSkinWeights(rig.names[j], v, np.ones(len(v)), _row(np.linalg.inv(fbind[j]))))
     m.skin_header = (1, 1, len(m.skin_weights))
-    scene_root = XFrame("Scene_Root", np.eye(4), children=[frames[0]], meshes=[m])
-    xf = XFile(frames=[scene_root], anim_ticks_per_second=TICKS_PER_SECOND)
+    scene_root = X.XFrame("Scene_Root", np.eye(4), children=[frames[0]], meshes=[m])
+    xf = X.XFile(frames=[scene_root], anim_ticks_per_second=TICKS_PER_SECOND)
     if animation != "none":
         xf.animation_sets.append(_anim_set(rig, animation, A, Ai))
     return xf
 
 
-def _anim_set(rig: Rig, animation: str, A: np.ndarray, Ai: np.ndarray) -> XAnimationSet:
+def _anim_set(rig: Rig, animation: str, A: np.ndarray, Ai: np.ndarray) -> X.XAnimationSet:
     """A walk cycle over 4800 ticks (a key every 800), the first key the
     ``first_frame`` pose, or a get-up (the same, turned -90 about x at the
     root at first, upright at the end); every joint keyed (rotation and
@@ -325,11 +319,11 @@ def _anim_set(rig: Rig, animation: str, A: np.ndarray, Ai: np.ndarray) -> XAnima
     elif animation != "walk":
         raise ValueError(animation)
     worlds = np.array([A[None] @ w @ Ai[None] for w in poses])
-    aset = XAnimationSet("GetUp" if animation == "get_up" else "Walk")
+    aset = X.XAnimationSet("GetUp" if animation == "get_up" else "Walk")
     for j, name in enumerate(rig.names):
         p = rig.parents[j]
         local = worlds[:, j] if p < 0 else np.linalg.solve(worlds[:, p], worlds[:, j])
         q = quat.make_continuous(quat.from_mat3(local[:, :3, :3]))
-        aset.animations.append(XAnimation(None, name, [XAnimationKey(0, ticks, key_from_rotation(q)),
-                                                       XAnimationKey(2, ticks, local[:, :3, 3].copy())]))
+        aset.animations.append(X.XAnimation(None, name, [X.XAnimationKey(0, ticks, key_from_rotation(q)),
+                                                       X.XAnimationKey(2, ticks, local[:, :3, 3].copy())]))
     return aset

@@ -8,6 +8,8 @@ above the feet), never by the detector's own measure.
 """
 from __future__ import annotations
 
+import copy
+import functools
 import itertools
 from pathlib import Path
 
@@ -47,7 +49,13 @@ PROPS = [X / "directx-sdk" / "tiger.x", X / "directx-sdk" / "mslogo.x", X / "dir
 
 
 def _probe(path: Path):
-    """The file read with its format's convention (the detector's input)."""
+    """The file read with its format's convention (the detector's input): a
+    fresh copy of one reading per file."""
+    return copy.deepcopy(_read_probe(path, path.stat().st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=8)
+def _read_probe(path: Path, stamp: int):
     fmt = for_path(path)
     return fmt.adapter.read_scene([str(path)], axes=fmt.axes(), warnings=[])
 
@@ -333,3 +341,4 @@ def test_a_max_humanoid_is_found_whichever_way_its_file_points(tmp_path, kind, p
         _turn(turned, R)
         found = orientation.detect(turned)
         assert found is not None and np.array_equal(found[0], R @ truth[0]), R
+
