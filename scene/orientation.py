@@ -14,7 +14,10 @@ The evidence, strongest first:
   side by side (the legs, or arms hanging down) while the rest of the body
   leaves the other way: the legs are below. Every such joint votes; the
   votes of a quadruped's hips and shoulders add up to "up" while their
-  forward and backward parts cancel;
+  forward and backward parts cancel. The skeleton is judged in each pose
+  the file shows (the frames' default pose, each animation's first frame),
+  each pose an answer, most answers win; the bind pose breaks a tie and
+  decides alone when no pose shown gives an answer (:func:`detect`);
 * **the mesh's extent** (characters whose limbs are single joints): a model
   at least twice as long along another axis than the convention's up as
   along any other, with clearly more joints on one side of its root joint
@@ -33,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core import rig
 from .axes import AxisConversion, axis_matrix
 from .model import Scene
 
@@ -46,6 +50,8 @@ MIN_LIMB = 0.15
 MIN_ELONGATION = 2.0
 #: vertices of a mesh looked at, at most (evenly spaced)
 SAMPLE = 20_000
+#: animations whose first frame is looked at, at most (the first ones)
+MAX_CLIPS = 16
 #: skeletons with more joints that matter, and hubs with more branches, are no character's
 MAX_JOINTS, MAX_BRANCHES = 2000, 16
 
@@ -179,7 +185,18 @@ def read_oriented(axes, build, warnings, probe=None):
 def detect(scene: Scene) -> tuple[np.ndarray, str] | None:
     """The scene-space direction (a signed unit axis) that is up by the
     scene's own data, with a phrase saying why; None when the data give no
-    strong evidence (keep the convention)."""
+    strong evidence (keep the convention).
+
+    The skeleton is judged in each pose the file shows (:func:`_poses`: the
+    frames' default pose and each animation's first frame), since any one
+    of them may hold the body turned (an animation that starts lying down,
+    frames saved at such a frame) or nothing (every frame the identity).
+    Each pose with evidence votes and most votes win. The bind pose (where
+    the skin's offsets put the joints) breaks a tie, and decides alone when
+    no pose shown gives evidence (only the offsets say where the joints
+    are); it is no voter otherwise, since it lacks what a frame holding the
+    mesh or the skeleton adds to what is shown (an axis conversion, a
+    scale)."""
     sk = scene.skeleton
     if sk is None or not len(sk):
         return None
@@ -190,10 +207,6 @@ def detect(scene: Scene) -> tuple[np.ndarray, str] | None:
             animated |= c.animated
     if not skinned and not animated.any():
         return None                     # a prop or a level: keep the convention
-    with np.errstate(all="ignore"):
-        pos = sk.world()[:, :3, 3]
-    if not np.isfinite(pos).all():
-        return None
     # the joints that move what is shown (as the builder picks bones): skin
     # joints and rigid meshes' frames; the animated ones only when nothing is
     # skinned (a skinned mesh's own frame, an end joint move nothing)
@@ -205,15 +218,72 @@ def detect(scene: Scene) -> tuple[np.ndarray, str] | None:
             relevant[m.parent] = True
     if relevant.sum() > MAX_JOINTS:
         return None
-    pts = pos[relevant]
-    size = float(np.linalg.norm(pts.max(0) - pts.min(0)))
-    if not size > 0:
-        return None
     topo = _Tree(sk.parents, sk.order, relevant)
-    found = _hips(topo, pos, size, sk.names)
-    if found is None:
-        found = _elongation(scene, topo, pos, size, sk.names)
-    return found
+    poses = _poses(scene, relevant)
+    for what, judge in (("skeleton", lambda w, pos, size: _hips(topo, pos, size, sk.names)),
+                        ("mesh", lambda w, pos, size: _elongation(scene, topo, w, pos, size, sk.names))):
+        votes = [(label, found) for label, w, pos, size in poses
+                 if (found := judge(w, pos, size)) is not None]
+        if votes:
+            return _tally(what, votes)
+    return None
+
+
+def _tally(what: str, votes: list[tuple[str, tuple[np.ndarray, str]]]) -> tuple[np.ndarray, str]:
+    """The axis most poses shown stand on (a tie: the bind pose's if it is
+    one of them, else the first's; none: the bind pose's), the reason of its
+    first voter, and the poses that hold the body otherwise."""
+    shown = [(label, found) for label, found in votes if label != BIND]
+    bound = next((found for label, found in votes if label == BIND), None)
+    if not shown:
+        assert bound is not None
+        return bound[0], f"decided from the {what}: {bound[1]} (in its bind pose: the poses shown give no evidence)"
+    names = [axis_name(found[0]) for _, found in shown]
+    most = max(names.count(n) for n in names)
+    tied = [n for n in dict.fromkeys(names) if names.count(n) == most]
+    tie_break = bound is not None and len(tied) > 1 and axis_name(bound[0]) in tied
+    best = axis_name(bound[0]) if tie_break and bound is not None else tied[0]
+    winner = shown[names.index(best)][1]
+    against = [label for (label, _), n in zip(shown, names) if n != best]
+    note = ""
+    if against:
+        listed = ", ".join(against[:3]) + (" ..." if len(against) > 3 else "")
+        note = (f" (in {most} of the {len(shown)} poses shown{', and in the bind pose' if tie_break else ''}; "
+                f"{listed} {'holds' if len(against) == 1 else 'hold'} the body otherwise)")
+    return winner[0], f"decided from the {what}: {winner[1]}{note}"
+
+
+#: the name of the bind pose among :func:`_poses`
+BIND = "the bind pose"
+
+
+def _poses(scene: Scene, relevant: np.ndarray) -> list[tuple[str, np.ndarray, np.ndarray, float]]:
+    """(name, joint world matrices, joint positions, size of the relevant
+    joints) of the poses the skeleton is judged in: the frames' default
+    pose, the first frame of each animation (at most :data:`MAX_CLIPS`), the
+    bind pose (where the skin gives binds); each where its positions are
+    finite and spread."""
+    sk = scene.skeleton
+    out = []
+    with np.errstate(all="ignore"):
+        world = sk.world()
+        candidates = [("the default pose", world)]
+        for c in scene.clips[:MAX_CLIPS]:
+            if len(c.animated) == len(sk) and c.animated.any():
+                candidates.append((f"the first frame of {c.name!r}", sk.world(c.sample_local(sk.local, [c.start])[0])))
+        if sk.has_bind[relevant].any():
+            bind = np.where(sk.has_bind[:, None, None], sk.bind, np.nan)
+            rig.resolve_binds(sk.parents, sk.order, sk.local, world, bind)
+            candidates.append((BIND, bind))
+        for label, w in candidates:
+            pos = w[:, :3, 3]
+            pts = pos[relevant]
+            if not np.isfinite(pos).all():
+                continue
+            size = float(np.linalg.norm(pts.max(0) - pts.min(0)))
+            if size > 0:
+                out.append((label, w, pos, size))
+    return out
 
 
 class _Tree:
@@ -283,7 +353,7 @@ def _hips(tree: _Tree, pos: np.ndarray, size: float, names: list[str]):
     if axis is None:
         return None
     shown = ", ".join(repr(n) for n in hubs[:3]) + (" ..." if len(hubs) > 3 else "")
-    return axis, f"decided from the skeleton: limbs below {shown}, the rest of the body above"
+    return axis, f"limbs below {shown}, the rest of the body above"
 
 
 def _limb_pair(pos, h, part_a, part_b, end_a, end_b, size):
@@ -315,14 +385,14 @@ def _axis(v: np.ndarray, size: float) -> np.ndarray | None:
     return out
 
 
-def _elongation(scene: Scene, tree: _Tree, pos: np.ndarray, size: float, names: list[str]):
+def _elongation(scene: Scene, tree: _Tree, world: np.ndarray, pos: np.ndarray, size: float, names: list[str]):
     """A body with limbs (a joint with three branches) much taller along one
-    axis than along the others, more of its joints on one side of its root."""
+    axis than along the others, more of its joints on one side of its root,
+    in the pose of the joint world matrices ``world``."""
     from . import evaluate
 
     if not len(tree.hubs()):
         return None                     # a chain or a single joint: a prop (a sword, a pistol)
-    world = scene.skeleton.world()
     pts = [evaluate.mesh_positions(scene, m, world, world) for m in (_sampled(m) for m in scene.meshes)]
     pts = [p for p in pts if len(p)]
     if not pts:
@@ -343,7 +413,7 @@ def _elongation(scene: Scene, tree: _Tree, pos: np.ndarray, size: float, names: 
         return None
     out = np.zeros(3)
     out[i] = 1.0 if above > below else -1.0
-    return out, (f"decided from the mesh: {ext[i] / second:.1f} times longer along that axis than across, "
+    return out, (f"{ext[i] / second:.1f} times longer along that axis than across, "
                  f"{max(above, below)} of its joints on that side of {names[root]!r}")
 
 

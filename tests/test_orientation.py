@@ -8,6 +8,8 @@ above the feet), never by the detector's own measure.
 """
 from __future__ import annotations
 
+import copy
+import functools
 import itertools
 from pathlib import Path
 
@@ -47,7 +49,13 @@ PROPS = [X / "directx-sdk" / "tiger.x", X / "directx-sdk" / "mslogo.x", X / "dir
 
 
 def _probe(path: Path):
-    """The file read with its format's convention (the detector's input)."""
+    """The file read with its format's convention (the detector's input): a
+    fresh copy of one reading per file."""
+    return copy.deepcopy(_read_probe(path, path.stat().st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=8)
+def _read_probe(path: Path, stamp: int):
     fmt = for_path(path)
     return fmt.adapter.read_scene([str(path)], axes=fmt.axes(), warnings=[])
 
@@ -62,11 +70,16 @@ def _turns():
 
 
 def _turn(scene, R) -> None:
-    """Every position of ``scene`` turned by ``R`` (what a file authored
-    with other axes holds)."""
+    """Every position of ``scene`` turned by ``R``, its binds and
+    animation too (what a file authored with other axes holds)."""
     a = AxisConversion(R)
     if scene.skeleton is not None:
         scene.skeleton.local = a.matrices(scene.skeleton.local)
+        scene.skeleton.bind = a.matrices(scene.skeleton.bind)
+    for c in scene.clips:
+        c.rotation.values = a.quats(c.rotation.values)
+        c.translation.values = a.translations(c.translation.values)
+        c.scale.values = a.scales(c.scale.values)
     for m in scene.meshes:
         m.positions = a.points(m.positions)
         m.matrix = a.matrices(m.matrix)
@@ -211,3 +224,121 @@ def test_rite_with_the_switch_off_stands_a_z_up_model(tmp_path):
     assert standing.source.orientation.file_up == "Z"
     a, b = ev.evaluate(original, None, [0.0])[0], ev.evaluate(standing, None, [0.0])[0]
     assert np.abs(a - b).max() <= 1e-5 * ev.size(original)
+
+
+# ---------------------------------------------------------------------------
+# 3ds Max humanoids (issue 28): whatever pose their frames hold
+
+def _humanoid(tmp_path, kind, pose, up, animation="walk") -> Path:
+    from humanoid_rigs import humanoid_xfile
+
+    from legacy_skin_io.io.xfile import write_xfile
+
+    out = tmp_path / f"{kind}_{pose}_{up}_{animation}.x"
+    write_xfile(humanoid_xfile(kind, pose, up, animation), out)
+    return out
+
+
+def _stands(scene, world, kind, facing: bool = True) -> bool:
+    """Head above both feet by 0.4 of the skeleton's size, toes ahead of the feet
+    (Blender's front: -Y), the hands on either side, in the pose of joint
+    world matrices ``world``. The left hand is at +x for a Y-up file (a
+    right-handed model turned left-handed by swapping y and z) and at -x for
+    a Z-up one, which holds 3ds Max's right-handed coordinates as they are
+    (as tiny_4anim.x does): Direct3D, left-handed, shows it mirrored, and so
+    does the import. ``facing`` False: the head above the feet only (the
+    rule decides up; the facing goes with the axis it picks)."""
+    from humanoid_rigs import LANDMARKS
+
+    top, feet, toes, left, right = LANDMARKS[kind]
+    i = scene.skeleton.index()
+    p = world[:, :3, 3]
+    side = 1.0 if scene.source.orientation.file_up == "Y" else -1.0
+    size = float(np.linalg.norm(np.ptp(p, axis=0)))
+    upright = p[i[top], 2] - max(p[i[f], 2] for f in feet) > 0.4 * size
+    front = (all(p[i[t], 1] < p[i[f], 1] for t, f in zip(toes, feet))
+             and side * p[i[left], 0] > 0.0 > side * p[i[right], 0])
+    return bool(upright and (front or not facing))
+
+
+def _shown(scene):
+    """(the first animation's first frame, or None; the default pose; the bind pose) joint world matrices."""
+    sk = scene.skeleton
+    first = None
+    if scene.clips:
+        c = scene.clips[0]
+        first = sk.world(c.sample_local(sk.local, [c.start])[0])
+    return first, sk.world(), sk.bind
+
+
+@pytest.mark.parametrize("animation", ["walk", "none"])
+@pytest.mark.parametrize("up", ["Z", "Y"])
+@pytest.mark.parametrize("kind", ["max", "biped", "generic"])
+def test_a_max_humanoid_stands_whatever_pose_its_frames_hold(tmp_path, kind, up, animation):
+    """The 25-bone 3ds Max humanoid, a Biped and a generic humanoid, Z-up
+    (as Max exports) or Y-up, their frames holding the bind pose, a T-pose
+    over an A-pose bind, a root and pelvis with turned axes, the body turned
+    at the root or the pelvis, the walk's first key, every frame the
+    identity, or world matrices: read with the defaults, the file's up is
+    found from the skeleton, and the body stands facing -Y at frame 0 (the
+    walk's first frame; without animation the default pose, or where it
+    holds no body the bind pose) and, where the frames do not hold it
+    turned, in every pose the import keeps; frames holding it turned with
+    no animation to say otherwise: what Direct3D shows (the frames) stands.
+    Before issue 28 the identity frames and world matrices gave "the
+    format's convention (nothing in the data against it)" or an axis from
+    the mesh's extent, and a body turned in its frames was stood up by them
+    whatever its animation showed."""
+    from humanoid_rigs import POSES, STANDING_FRAMES
+
+    for pose in POSES:
+        scene = by_id("xfile").read_scene([_humanoid(tmp_path, kind, pose, up, animation)], warnings=Warnings())
+        o = scene.source.orientation
+        degenerate = pose in ("bind_space_only", "world_in_frames")
+        turned = pose in ("lying_root", "lying_pelvis")
+        assert o.automatic and o.evidence.startswith("decided from the skeleton"), (pose, o)
+        assert (o.file_up == up) != (turned and animation == "none"), (pose, o)
+        first, default, bind = _shown(scene)
+        if animation == "walk":
+            assert _stands(scene, first, kind) and _stands(scene, bind, kind), pose
+        elif degenerate:
+            assert _stands(scene, bind, kind) and "bind pose" in o.evidence, pose
+        else:                           # what Direct3D shows stands; a bind pose turned against it does not
+            assert _stands(scene, default, kind, facing=not turned), pose
+            assert _stands(scene, bind, kind, facing=False) != turned, pose
+        assert _stands(scene, default, kind, facing=False) == (pose in STANDING_FRAMES
+                                                               or (turned and animation == "none")), pose
+
+
+def test_an_animation_starting_on_its_back_does_not_lay_the_body_down(tmp_path):
+    """A get-up whose first key lies on its back, frames and bind standing:
+    the poses shown tie, the bind pose breaks the tie, and the summary names
+    the pose that disagrees."""
+    scene = by_id("xfile").read_scene([_humanoid(tmp_path, "max", "bind", "Z", "get_up")], warnings=Warnings())
+    o = scene.source.orientation
+    assert o.file_up == "Z" and "'GetUp' holds the body otherwise" in o.evidence and "bind pose" in o.evidence
+    first, default, bind = _shown(scene)
+    assert _stands(scene, default, "max") and _stands(scene, bind, "max") and not _stands(scene, first, "max")
+
+
+@pytest.mark.parametrize("kind,pose", [("max", "bind_space_only"), ("biped", "world_in_frames"),
+                                       ("generic", "lying_pelvis")])
+def test_a_max_humanoid_is_found_whichever_way_its_file_points(tmp_path, kind, pose):
+    """The detector's answer on a humanoid the old rule missed, read with
+    the convention and turned into each of the 48 namings of its axes, is
+    the turned up: the reader's cheap probe (first keys only) agrees with
+    the whole scene."""
+    from legacy_skin_io.io.xfile import read_xfile
+    from legacy_skin_io.io.xfile.to_scene import _Reader
+
+    path = _humanoid(tmp_path, kind, pose, "Z")
+    truth = orientation.detect(_probe(path))
+    light = _Reader(read_xfile(path), xfile.default_axes(), str(path), []).probe(path.stem)
+    assert orientation.detect(light)[1] == truth[1] and np.array_equal(orientation.detect(light)[0], truth[0])
+    assert np.array_equal(truth[0], [0.0, 1.0, 0.0])    # the file's z, read as Y-up: the probe's y
+    for R in _turns():
+        turned = _probe(path)
+        _turn(turned, R)
+        found = orientation.detect(turned)
+        assert found is not None and np.array_equal(found[0], R @ truth[0]), R
+

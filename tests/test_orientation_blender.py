@@ -121,3 +121,43 @@ def test_export_writes_the_files_own_axes_back(bpy, tmp_path):
         assert np.abs(got[n][3, :3] - want[n][3, :3]).max() < 1e-3, (n, got[n][3, :3], want[n][3, :3])
     # and the head is above the feet along the file's +Z, as authored
     assert got["Bip01_Head"][3, 2] - got["Bip01_L_Toe0"][3, 2] > 300
+
+
+def test_a_z_up_max_humanoid_stands_with_the_defaults(bpy, tmp_path):
+    """The 25-bone 3ds Max humanoid, Z-up, its frames all the identity (only
+    the skin's offsets and its one 4800-tick walk say where the joints are;
+    before issue 28 it came in lying, "nothing in the data against it"):
+    File > Import > DirectX with no option touched stands it. At frame 0 the
+    Head bone is above both Foot bones by most of the model's height, the
+    toes are ahead of the feet (-Y), the deformed mesh is taller than wide,
+    and it deforms as the file's own data say (verify)."""
+    from humanoid_rigs import humanoid_xfile
+
+    from legacy_skin_io.io.xfile import write_xfile
+
+    path = tmp_path / "max_humanoid.x"
+    write_xfile(humanoid_xfile("max", "bind_space_only", "Z"), path)
+    assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
+    arm, meshes = imported(bpy)
+    md = ext("operators.metadata")
+    assert np.allclose(md.load(arm, md.RIG_KEY)["axes"]["C"],
+                       ext("scene").AxisConversion.from_axes("Y", "-Z", mirror_z=True).C)
+    sc = bpy.context.scene
+    sc.frame_set(0)
+    bpy.context.view_layer.update()
+
+    def at(name):
+        return np.array(arm.matrix_world @ arm.pose.bones[name].head)
+
+    head, feet, toes = at("Head"), [at("L_Foot"), at("R_Foot")], [at("L_Toe"), at("R_Toe")]
+    assert head[2] - max(f[2] for f in feet) > 120.0, (head, feet)      # the model: 157 units from foot to head
+    assert all(t[1] < f[1] for t, f in zip(toes, feet)), (toes, feet)
+    body = next(iter(meshes.values()))
+    ev = body.evaluated_get(bpy.context.evaluated_depsgraph_get()).to_mesh()
+    co = np.empty(len(ev.vertices) * 3)
+    ev.vertices.foreach_get("co", co)
+    co = co.reshape(-1, 3) @ np.array(body.matrix_world)[:3, :3].T + np.array(body.matrix_world)[:3, 3]
+    extent = np.ptp(co, axis=0)
+    assert extent[2] > 1.5 * max(extent[0], extent[1]), extent
+    ref = reference("xfile", [path])
+    assert verify(bpy, meshes, ref, ref.clips[0], [0.0, 6.0, 12.0]).ok

@@ -17,7 +17,7 @@ from ..weld import classes_of, groups
 from . import facing
 from .conventions import FORMAT, col, rotation_from_key, shown_alpha
 from .effects import read_maps
-from .model import XAnimationSet, XFile, XMaterial, XMesh
+from .model import XAnimation, XAnimationKey, XAnimationSet, XFile, XMaterial, XMesh
 from .names import joint_index
 from .time_base import AUTO, TimeBase, choose
 
@@ -394,7 +394,7 @@ class _Reader:
         """What the automatic up axis looks at (:func:`...scene.orientation.detect`),
         without the cost of a whole scene: the skeleton, each mesh's
         positions, frame and skin (no faces, normals, UVs or materials), and
-        the frames each AnimationSet animates (no keys)."""
+        each AnimationSet's first pose (the earliest key of each of its keys)."""
         sk = self.skeleton()
         self._extra = []
         by_name = self.by_name() if sk is not None else {}
@@ -408,15 +408,8 @@ class _Reader:
             meshes.append(mesh)
         if sk is not None and self._extra:
             sk = _with_joints(sk, self._extra)
-        clips = []
-        for aset in self.xf.animation_sets if sk is not None else ():
-            animated = np.zeros(len(sk), dtype=bool)
-            for a in aset.animations:
-                j = by_name.get(a.frame_name) if a.frame_name is not None else None
-                if j is not None and any(len(k.times) for k in a.keys):
-                    animated[j] = True
-            clips.append(Clip(aset.name or "", sampling.Channels.empty(4), sampling.Channels.empty(3),
-                              sampling.Channels.empty(3), animated))
+        clips = [self.clip(_first_keys(aset), i, len(sk), by_name)
+                 for i, aset in enumerate(self.xf.animation_sets if sk is not None else ())]
         return Scene(name, sk, meshes, [], clips, Source(FORMAT, self.path, self.axes))
 
     def _shear(self, keys: np.ndarray, again: np.ndarray, times: np.ndarray, where: str) -> None:
@@ -522,6 +515,20 @@ class _Reader:
         return Clip(name, channels("r", 4), channels("t", 3), channels("s", 3), animated,
                     start=float(lo), end=float(hi), ticks_per_second=tb.ticks_per_second, rotation_mode="slerp",
                     extras={"xfile": tb.extras(), "time_base": tb.describe()})
+
+
+def _first_keys(aset: XAnimationSet) -> XAnimationSet:
+    """``aset`` with only the earliest key of each of its keys: its pose at
+    its start (a track starting later holds its first key until then)."""
+    out = XAnimationSet(aset.name)
+    for a in aset.animations:
+        keys = []
+        for k in a.keys:
+            if len(k.times):
+                e = int(np.argmin(np.asarray(k.times, dtype=np.float64)))
+                keys.append(XAnimationKey(k.key_type, np.asarray(k.times)[e:e + 1], np.asarray(k.values)[e:e + 1]))
+        out.animations.append(XAnimation(a.name, a.frame_name, keys))
+    return out
 
 
 def _continuous_tracks(tracks: list[np.ndarray]) -> list[np.ndarray]:
