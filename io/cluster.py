@@ -23,6 +23,7 @@ install.
 from __future__ import annotations
 
 import importlib.util
+import multiprocessing
 import re
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -59,11 +60,16 @@ def check(address: str) -> None:
 
 
 def _client(address: str, stack: ExitStack):
+    import dask
     from distributed import Client, LocalCluster
 
     n = local_workers(address)
     try:
         if n is not None:
+            if "forkserver" in multiprocessing.get_all_start_methods():
+                # workers forked from one server that has imported Dask: they start in a fraction of the
+                # seconds a fresh interpreter each takes (spawn, Dask's default), and stop as fast
+                stack.enter_context(dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}))
             cluster = stack.enter_context(LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                                        dashboard_address=None))
             return stack.enter_context(Client(cluster))
