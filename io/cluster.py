@@ -23,8 +23,10 @@ install.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import multiprocessing
 import re
+import signal
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -70,8 +72,10 @@ def _client(address: str, stack: ExitStack):
                 # workers forked from one server that has imported Dask: they start in a fraction of the
                 # seconds a fresh interpreter each takes (spawn, Dask's default), and stop as fast
                 stack.enter_context(dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}))
+            # Ctrl-C reaches the workers too (one process group): it is for convert, which stops them
+            stack.enter_context(dask.config.set({"distributed.worker.preload": [__name__]}))
             cluster = stack.enter_context(LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                                       dashboard_address=None))
+                                                       dashboard_address=None, silence_logs=logging.ERROR))
             return stack.enter_context(Client(cluster))
         if address.endswith(".json") and Path(address).is_file():
             return stack.enter_context(Client(scheduler_file=address))
@@ -79,6 +83,12 @@ def _client(address: str, stack: ExitStack):
     except (OSError, TimeoutError, ValueError) as err:
         raise SchedulerError(f"--scheduler {address}: cannot reach the scheduler ({type(err).__name__}: "
                              f"{' '.join(str(err).split())})") from None
+
+
+def dask_setup(worker) -> None:
+    """Run by each worker of ``local:N`` as it starts (Dask's preload):
+    Ctrl-C is left to ``convert``, which then stops the cluster itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _check_workers(client, address: str, package: str) -> str:
