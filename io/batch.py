@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -179,11 +181,25 @@ def _in_process(jobs: list[Job]) -> Iterator[tuple[int, Outcome]]:
         yield k, run_job(job)
 
 
+def _watch_parent() -> None:
+    """A worker process's first step: a thread that ends the worker when
+    the process that started it is gone (killed: it could not stop its
+    workers, which would wait for work forever)."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="lsio-parent-watch", daemon=True).start()
+
+
 def _in_processes(jobs: list[Job], workers: int) -> Iterator[tuple[int, Outcome]]:
     # spawn, never fork: a forked child inherits the locks other threads (the progress
     # line's, Blender's) held at that moment and can hang on them
     spawn = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=spawn)
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=spawn, initializer=_watch_parent)
     try:
         futures = {pool.submit(run_job, job): k for k, job in enumerate(jobs)}
         for fut in as_completed(futures):
@@ -263,6 +279,31 @@ def table(names: list[str], outcomes: list[Outcome], loss_limit: float | None) -
     return rows
 
 
+class _stopped_by:
+    """``with _stopped_by(signal.SIGTERM) as stop:``: the signal (``kill``, a
+    batch system's time limit) stops the run as Ctrl-C does (KeyboardInterrupt,
+    so that the worker processes are stopped and the report closed);
+    ``stop.got`` says whether it came. Outside the main thread, nothing."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        self.got = False
+        self._saved = None
+
+    def _handle(self, signum, frame) -> None:
+        self.got = True
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> _stopped_by:
+        if threading.current_thread() is threading.main_thread():
+            self._saved = signal.signal(self.signum, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._saved is not None:
+            signal.signal(self.signum, self._saved)
+
+
 def _folder_flags(args) -> str:
     """The error line of the folder's own flags (--jobs, --report, --resume,
     --scheduler, --max-loss); empty when they are fine."""
@@ -336,21 +377,23 @@ def run(args) -> int:
         return 2
     t0 = time.perf_counter()
     report = None
+    stop = _stopped_by(signal.SIGTERM)
     try:
-        jobs, skips = _resumed(args.report, jobs) if args.resume else (jobs, 0)
-        report = Report(args.report, resume=args.resume) if args.report else None
-        with report if report is not None else nullcontext():
-            for o in orphans:
-                if report is not None:
+        with stop:
+            jobs, skips = _resumed(args.report, jobs) if args.resume else (jobs, 0)
+            report = Report(args.report, resume=args.resume) if args.report else None
+            with report if report is not None else nullcontext():
+                for o in orphans if report is not None else []:
                     report.write(o)
-            outcomes = convert_all(jobs, workers, scheduler=args.scheduler, report=report)
+                outcomes = convert_all(jobs, workers, scheduler=args.scheduler, report=report)
     except (FormatError, SchedulerError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        where = f"; {report.path} holds the {report.lines} done, --resume goes on" if report is not None else ""
-        print(f"\ninterrupted{where}", file=sys.stderr)
-        return 130
+        how = "stopped (SIGTERM)" if stop.got else "interrupted"
+        where = f"; {report.lines} input(s) done are in {report.path}: --resume goes on" if report is not None else ""
+        print(f"\n{how}{where}", file=sys.stderr)
+        return 128 + (signal.SIGTERM if stop.got else signal.SIGINT)
     seconds = time.perf_counter() - t0
     for o in outcomes:
         if o.internal:                      # a bug: the traceback for a report

@@ -164,24 +164,47 @@ def _wait_for_lines(report: Path, proc: subprocess.Popen, n: int) -> None:
     raise AssertionError(f"no {n} report lines (exit {proc.poll()})")
 
 
-@pytest.mark.parametrize("stop", ["SIGKILL", "SIGINT"])
-def test_a_stopped_run_leaves_complete_lines_and_resume_goes_on(tmp_path, stop):
+def _group(pgid: int) -> list[int]:
+    """The processes left in a process group."""
+    left = []
+    for d in Path("/proc").iterdir():
+        try:
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if d.name.isdigit() and int(fields[2]) == pgid and fields[0] != "Z":
+            left.append(int(d.name))
+    return left
+
+
+@pytest.mark.parametrize("stop, to, jobs", [("SIGKILL", "parent", 2), ("SIGINT", "group", 1),
+                                            ("SIGTERM", "parent", 2)])
+def test_a_stopped_run_leaves_complete_lines_and_resume_goes_on(tmp_path, stop, to, jobs):
+    """Killed (its worker processes then end by themselves), Ctrl-C at a
+    terminal (the whole process group), or ``kill`` / a batch system's time
+    limit (SIGTERM: it stops its workers): whole lines, nothing left running,
+    and --resume converts the rest."""
     src, out, report = _killable_archive(tmp_path, 8), tmp_path / "out", tmp_path / "r.jsonl"
     total = sum(1 for _ in src.rglob("*.x"))
     proc = subprocess.Popen([sys.executable, "-m", "legacy_skin_io", "convert", str(src), "-o", str(out), "--to",
-                             "x", "--report", str(report)], cwd=ROOT, stdout=subprocess.PIPE,
+                             "x", "--report", str(report), "--jobs", str(jobs)], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         _wait_for_lines(report, proc, 5)
-        os.killpg(proc.pid, getattr(signal, stop))
+        (os.killpg if to == "group" else os.kill)(proc.pid, getattr(signal, stop))
         stdout, stderr = proc.communicate(timeout=60)
+        deadline = time.monotonic() + 10
+        while _group(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _group(proc.pid) == []                 # no worker process left behind
     finally:
-        if proc.poll() is None:
+        if _group(proc.pid):
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    if stop == "SIGINT":
-        assert proc.returncode == 130 and "Traceback" not in stderr, stderr
-        assert re.search(r"^interrupted; \S+r\.jsonl holds the \d+ done, --resume goes on$", stderr, re.M), stderr
+        proc.wait()
+    if stop != "SIGKILL":
+        assert proc.returncode == 128 + getattr(signal, stop) and "Traceback" not in stderr, stderr
+        how = "interrupted" if stop == "SIGINT" else "stopped \\(SIGTERM\\)"
+        assert re.search(rf"^{how}; \d+ input\(s\) done are in \S+r\.jsonl: --resume goes on$", stderr, re.M), stderr
     lines = _lines(report)                       # every line whole
     assert 5 <= len(lines) < total and all(set(d) == FIELDS for d in lines)
     done = sum(d["status"] == "ok" for d in lines)
