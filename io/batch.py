@@ -11,11 +11,14 @@ whose stem, followed by ``_``, begins its stem (``hero.ram`` takes
 is reported as failed.
 
 Each model is one job (:func:`.convert.convert_files`, which never raises);
-``--jobs N`` runs N at once in worker processes. A bad file never stops the
-others: the end is a table of every file (converted, its loss and warnings;
-failed, with the one-line reason) and a count. Exit status: 2 if any
-failed, else :data:`.convert.EXIT_LOSS` if any deviates over the loss
-limit, else 0.
+``--jobs N`` runs N at once in worker processes, ``--scheduler ADDRESS`` on
+Dask distributed (:mod:`.cluster`). A bad file never stops the others: the
+end is a table of every file (converted, its loss and warnings; failed,
+with the one-line reason) and a count. ``--report FILE.jsonl`` writes a line
+per input as each is done, ``--resume`` skips what it says is done
+(:mod:`.batch_report`). Ctrl-C or SIGTERM stops the run, its workers with
+it. Exit status: 2 if any failed, else :data:`.convert.EXIT_LOSS` if any
+deviates over the loss limit, else 0; 130 (143) when stopped.
 """
 from __future__ import annotations
 
