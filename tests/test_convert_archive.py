@@ -21,10 +21,13 @@ from conftest import DATA, ROOT, SAMPLES, run_cli
 
 from legacy_skin_io.io import batch_report, cluster
 from legacy_skin_io.io.convert import Outcome
+from legacy_skin_io.io.formats import FORMATS
 
 X = DATA / "x"
 REAL = X / "real"
 FIELDS = {"input", "animations", "outputs", "status", "reason", "deviation", "deviation_at", "seconds", "warnings"}
+#: every registered format's model suffix (a format registered later is tested too)
+TARGETS = [f.model_suffixes[0] for f in FORMATS]
 #: what each input of :func:`_archive` comes to with --to x
 STATUSES = {"character.x": "ok", "tiger.x": "ok", "props/cube.x": "ok", "chars/hero/humanoid.ram": "ok",
             "pistol.x": "warned", "props/broken.x": "failed", "loose/stray.raa": "failed"}
@@ -72,26 +75,30 @@ def _comparable(lines: list[dict], src: Path, out: Path) -> list[dict]:
     return sorted(rows, key=lambda d: d["input"])
 
 
-def test_report_has_one_line_per_input_with_its_status(tmp_path):
+@pytest.mark.parametrize("to", TARGETS)
+def test_report_has_one_line_per_input_with_its_status(tmp_path, to):
     src, out, report = _archive(tmp_path), tmp_path / "out", tmp_path / "r.jsonl"
-    r = run_cli("convert", src, "-o", out, "--to", "x", "--report", report)
+    r = run_cli("convert", src, "-o", out, "--to", to, "--report", report)
     assert r.returncode == 2, (r.stdout, r.stderr)           # some failed
     lines = _lines(report)
     assert len(lines) == len(STATUSES) and all(set(d) == FIELDS for d in lines)
     got = _by_name(lines, src)
-    assert {name: d["status"] for name, d in got.items()} == STATUSES
+    assert {name for name, d in got.items() if d["status"] == "failed"} == {"props/broken.x", "loose/stray.raa"}
+    if to == ".x":
+        assert {name: d["status"] for name, d in got.items()} == STATUSES
+        assert got["pistol.x"]["reason"] == got["pistol.x"]["warnings"][0]
+        assert "material name(s) written differently" in got["pistol.x"]["reason"]
+        assert all(d["deviation"] is None for d in got.values())          # .X carries all of these
     table = {m.group(2): m.group(3) for m in re.finditer(r"^(FAILED)\s+\S+\s+\S+\s+(\S+)\s+(.*)$", r.stdout, re.M)}
     for name, d in got.items():
         if d["status"] == "failed":
             assert d["outputs"] == [] and d["reason"] == table[name] and d["reason"]
         else:
             assert d["outputs"] and all(Path(p).is_file() for p in d["outputs"])
-            assert Path(d["outputs"][0]) == (out / name).with_suffix(".x")
-            assert d["seconds"] > 0 and d["deviation"] is None
+            assert str((out / name).with_suffix(to)) in d["outputs"]
+            assert d["seconds"] > 0 and (d["deviation"] is None or d["status"] == "warned")
         assert (d["reason"] == "") == (d["status"] == "ok")
         assert (d["warnings"] == []) == (d["status"] != "warned")
-    assert got["pistol.x"]["reason"] == got["pistol.x"]["warnings"][0]
-    assert "material name(s) written differently" in got["pistol.x"]["reason"]
     assert got["props/broken.x"]["reason"].startswith("broken.x:244: Mesh 'Cube': SkinWeights")
     assert got["chars/hero/humanoid.ram"]["animations"] == [str(src / "chars" / "hero" / n)
                                                             for n in ("walk.raa", "wave.raa")]
@@ -112,34 +119,40 @@ def test_report_holds_the_deviation_of_a_lossy_conversion(tmp_path):
     assert got["cube.x"]["status"] == "ok" and got["cube.x"]["deviation"] is None
 
 
-def test_resume_converts_nothing_that_is_done(tmp_path):
+@pytest.mark.parametrize("to", TARGETS)
+def test_resume_converts_nothing_that_is_done(tmp_path, to):
     src, out, report = _archive(tmp_path), tmp_path / "out", tmp_path / "r.jsonl"
-    run_cli("convert", src, "-o", out, "--to", "x", "--report", report)
+    run_cli("convert", src, "-o", out, "--to", to, "--report", report)
     first = _by_name(_lines(report), src)
-    stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+    ok = sorted(name for name, d in first.items() if d["status"] == "ok")
+    redo = sorted(name for name, d in first.items() if d["status"] != "ok")
+    assert ok and "props/broken.x" in redo
+    stamps = {p: os.stat(p).st_mtime_ns for d in first.values() for p in d["outputs"]}
     time.sleep(0.05)
-    r = run_cli("convert", src, "-o", out, "--to", "x", "--report", report, "--resume")
-    assert r.returncode == 2, (r.stdout, r.stderr)
-    assert r.stdout.strip().splitlines()[-1].startswith(
-        "7 file(s) in ") and ": 1 converted, 2 failed, 4 skipped (ok in the report: --resume);" in r.stdout
+    r = run_cli("convert", src, "-o", out, "--to", to, "--report", report, "--resume")
+    summary = r.stdout.strip().splitlines()[-1]
+    assert summary.startswith(f"{len(first)} file(s) in ") and f", {len(ok)} skipped (ok in the report: --resume);" \
+        in summary, summary
     again = _lines(report)[len(first):]                       # appended: the warned and failed ones again
-    assert sorted(Path(d["input"]).relative_to(src).as_posix() for d in again) == [
-        "loose/stray.raa", "pistol.x", "props/broken.x"]
-    for p, ns in stamps.items():                              # only the warned one written again
-        assert (p.stat().st_mtime_ns == ns) == (p.name != "pistol.x"), p
-    # an output gone, or a report line that is not ok, and that input is converted again
-    (out / "tiger.x").unlink()
-    r = run_cli("convert", src, "-o", out, "--to", "x", "--report", report, "--resume")
-    assert ": 2 converted, 2 failed, 3 skipped" in r.stdout and (out / "tiger.x").is_file()
-    assert _by_name(_lines(report), src)["tiger.x"]["status"] == "ok"
+    assert sorted(Path(d["input"]).relative_to(src).as_posix() for d in again) == redo
+    for name, d in first.items():                             # the ok ones not written again, the warned ones are
+        for p in d["outputs"]:
+            assert (os.stat(p).st_mtime_ns == stamps[p]) == (name in ok), (name, p)
+    # an output gone, and that input is converted again
+    gone = Path(first[ok[0]]["outputs"][0])
+    gone.unlink()
+    r = run_cli("convert", src, "-o", out, "--to", to, "--report", report, "--resume")
+    assert f", {len(ok) - 1} skipped (ok in the report: --resume)" in r.stdout and gone.is_file()
+    assert _by_name(_lines(report), src)[ok[0]]["status"] == "ok"
 
 
-def test_jobs_give_the_files_and_report_of_one_process(tmp_path):
+@pytest.mark.parametrize("to", TARGETS)
+def test_jobs_give_the_files_and_report_of_one_process(tmp_path, to):
     src = _archive(tmp_path)
     runs = {}
     for jobs in (1, 2):
         out, report = tmp_path / f"out{jobs}", tmp_path / f"r{jobs}.jsonl"
-        r = run_cli("convert", src, "-o", out, "--to", "x", "--report", report, "--jobs", jobs)
+        r = run_cli("convert", src, "-o", out, "--to", to, "--report", report, "--jobs", jobs)
         assert r.returncode == 2 and "Traceback" not in r.stderr, (r.stdout, r.stderr)
         runs[jobs] = (_outputs(out), _comparable(_lines(report), src, out))
     assert runs[1][0] and runs[1] == runs[2]
@@ -279,16 +292,18 @@ def _dask_available() -> bool:
     return False
 
 
-def test_scheduler_local_gives_the_files_and_report_of_one_process(tmp_path):
+@pytest.mark.parametrize("to", TARGETS)
+def test_scheduler_local_gives_the_files_and_report_of_one_process(tmp_path, to):
     _dask_available()
     src = _archive(tmp_path)
     runs = {}
     for name, how in (("one", ["--jobs", "1"]), ("dask", ["--scheduler", "local:2"])):
         out, report = tmp_path / name, tmp_path / f"{name}.jsonl"
-        r = run_cli("convert", src, "-o", out, "--to", "x", "--report", report, *how)
+        r = run_cli("convert", src, "-o", out, "--to", to, "--report", report, *how)
         assert r.returncode == 2 and "Traceback" not in r.stderr, (r.stdout, r.stderr)
         runs[name] = (_outputs(out), _comparable(_lines(report), src, out), r.stdout.splitlines()[:-1])
     assert runs["one"][0] and runs["one"] == runs["dask"]           # the files, the report, the table
-    r = run_cli("convert", src, "-o", tmp_path / "dask", "--to", "x", "--report", tmp_path / "dask.jsonl",
+    ok = sum(d["status"] == "ok" for d in runs["dask"][1])
+    r = run_cli("convert", src, "-o", tmp_path / "dask", "--to", to, "--report", tmp_path / "dask.jsonl",
                 "--resume", "--scheduler", "local:2")
-    assert ": 1 converted, 2 failed, 4 skipped" in r.stdout and "(scheduler local:2)" in r.stdout, r.stdout
+    assert f", {ok} skipped (ok in the report: --resume)" in r.stdout and "(scheduler local:2)" in r.stdout, r.stdout
