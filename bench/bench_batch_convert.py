@@ -28,7 +28,6 @@ import importlib.util
 import json
 import math
 import os
-import resource
 import shutil
 import statistics
 import sys
@@ -59,30 +58,24 @@ def tree(root: Path, files: int) -> Path:
     return src
 
 
-def cpu() -> float:
-    """CPU seconds of this process and its finished children (worker processes, once stopped)."""
-    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
-
-
-def once(src: Path, out: Path, suffix: str, workers: int, scheduler: str | None) -> tuple[float, float, int, dict]:
-    """(seconds, CPU seconds, models, statuses counted in the report)."""
+def once(src: Path, out: Path, suffix: str, workers: int, scheduler: str | None) -> tuple[float, int, dict]:
+    """(seconds, models, statuses counted in the report)."""
     from legacy_skin_io.io import batch
     from legacy_skin_io.io.batch_report import Report
 
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     report = out / "report.jsonl"
-    t0, c0 = time.perf_counter(), cpu()
+    t0 = time.perf_counter()
     jobs, _ = batch.find_jobs(src, out, suffix)
     with Report(report) as r:
         batch.convert_all(jobs, workers, scheduler=scheduler, report=r)
-    seconds, used = time.perf_counter() - t0, cpu() - c0
+    seconds = time.perf_counter() - t0
     counts: dict[str, int] = {}
     for line in report.read_text(encoding="utf-8").splitlines():
         status = json.loads(line)["status"]
         counts[status] = counts.get(status, 0) + 1
-    return seconds, used, len(jobs), counts
+    return seconds, len(jobs), counts
 
 
 def default_suffix() -> str:
@@ -105,7 +98,6 @@ def main() -> int:
     dask = importlib.util.find_spec("distributed") is not None
     modes = [m for m in MODES if m[2] is None or dask]
     times: dict[str, list[float]] = {label: [] for label, *_ in modes}
-    cpus: dict[str, list[float]] = {label: [] for label, *_ in modes}
     with tempfile.TemporaryDirectory(prefix="bench_batch_") as d:
         src = tree(Path(d), args.files)
         mb = sum(p.stat().st_size for p in src.rglob("*") if p.is_file()) / 2**20
@@ -115,10 +107,9 @@ def main() -> int:
         counts: dict[str, dict] = {}
         for _ in range(args.runs):                       # in turn, so that a busy moment hits all
             for label, workers, scheduler in modes:
-                t, c, n, counts[label] = once(src, Path(d) / "out", suffix, workers, scheduler)
+                t, n, counts[label] = once(src, Path(d) / "out", suffix, workers, scheduler)
                 times[label].append(t)
-                cpus[label].append(c)
-                print(f"  {label}: {t:.2f} s ({c:.1f} CPU s)", flush=True)
+                print(f"  {label}: {t:.2f} s", flush=True)
     if len({json.dumps(c, sort_keys=True) for c in counts.values()}) != 1 or "failed" in counts["1 process"]:
         print(f"the modes' reports differ or hold failures: {counts}")
         return 1
@@ -126,8 +117,7 @@ def main() -> int:
     print(f"{n} models ({mb:.1f} MB of input, {len(real_files())} real .X files copied) -> {suffix}, "
           f"{args.runs} round(s); report: {counts['1 process']}")
     for label, ts in times.items():
-        print(f"  {label + ':':<22} {spread(ts, '{:.2f}')} s = {n / med[label]:.1f} files/s; "
-              f"CPU {statistics.median(cpus[label]):.1f} s (all processes: the cost of the work and its spreading)")
+        print(f"  {label + ':':<22} {spread(ts, '{:.2f}')} s = {n / med[label]:.1f} files/s")
     print(ratio_line("batch convert --jobs 2 / 1 process (medians)", med["--jobs 2"], med["1 process"], 0.75))
     if dask:
         print(ratio_line("batch convert --scheduler local:2 / --jobs 2 (medians)", med["--scheduler local:2"],
