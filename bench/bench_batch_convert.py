@@ -118,6 +118,9 @@ def main() -> int:
           f"{args.runs} round(s); report: {counts['1 process']}")
     for label, ts in times.items():
         print(f"  {label + ':':<22} {spread(ts, '{:.2f}')} s = {n / med[label]:.1f} files/s")
+    pairs = [("--jobs 2", "1 process")] + ([("--scheduler local:2", "--jobs 2")] if dask else [])
+    for a, b in pairs:          # within a round: what a busy moment of a shared machine moves less
+        print(f"  {a} / {b}, round by round: {spread([x / y for x, y in zip(times[a], times[b])])}")
     print(ratio_line("batch convert --jobs 2 / 1 process (medians)", med["--jobs 2"], med["1 process"], 0.75))
     if dask:
         print(ratio_line("batch convert --scheduler local:2 / --jobs 2 (medians)", med["--scheduler local:2"],
