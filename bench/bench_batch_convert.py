@@ -8,12 +8,13 @@ process, ``--jobs 2`` and ``--scheduler local:2`` (Dask) on the same tree
 The tree: the real .X files of the test corpus (tests/data/x/real, files of
 games and SDKs) copied into subfolders until it holds ``--files`` models
 (default 2,000), converted to ``--to`` (default .glb when that format is
-registered, else .x) with a report, through ``io.batch.convert_all``, the
-function the command runs, timed from the jobs found to the last report
-line (worker processes and the Dask cluster started inside the time, as a
-user waits for them). ``--runs`` rounds (each mode once per round, in
-turn, so that a busy moment of a shared machine hits all), medians
-compared. Prints files/s of each and, last:
+registered, else .x) with a report by the command itself, ``python -m
+legacy_skin_io convert``, timed from its start to its exit (the worker
+processes and the Dask cluster started inside the time, as a user waits
+for them), with the CPU seconds of all its processes (what a busy shared
+machine moves less than the wall time). ``--runs`` rounds (each mode once
+per round, in turn, so that a busy moment hits all), medians compared, and
+round by round. Prints files/s of each and, last:
 
     RATIO batch convert --jobs 2 / 1 process: ...              (target <= 0.75; 0.5 is two cores fully used)
     RATIO batch convert --scheduler local:2 / --jobs 2: ...    (target <= 1.1)
@@ -28,18 +29,20 @@ import importlib.util
 import json
 import math
 import os
+import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import X_CORPUS, ratio_line, spread  # noqa: E402
+from _common import ROOT, X_CORPUS, ratio_line, spread  # noqa: E402
 
-#: (label, worker processes, Dask scheduler)
-MODES = (("1 process", 1, None), ("--jobs 2", 2, None), ("--scheduler local:2", 1, "local:2"))
+#: (label, the command's flags)
+MODES = (("1 process", []), ("--jobs 2", ["--jobs", "2"]), ("--scheduler local:2", ["--scheduler", "local:2"]))
 
 
 def real_files() -> list[Path]:
@@ -58,24 +61,53 @@ def tree(root: Path, files: int) -> Path:
     return src
 
 
-def once(src: Path, out: Path, suffix: str, workers: int, scheduler: str | None) -> tuple[float, int, dict]:
-    """(seconds, models, statuses counted in the report)."""
-    from legacy_skin_io.io import batch
-    from legacy_skin_io.io.batch_report import Report
+def adopt_orphans() -> bool:
+    """Make this process the one that reaps the command's orphans (Linux's
+    child subreaper): the processes a command leaves to end after it (the
+    Dask workers' fork server) then count in its CPU time."""
+    try:
+        import ctypes
 
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0     # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def reap_orphans(limit: float = 30.0) -> None:
+    """Wait (``limit`` seconds at most) for every process left to end."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.05)
+
+
+def once(src: Path, out: Path, suffix: str, how: list[str]) -> tuple[float, float, int, dict]:
+    """The command, as a user runs it: (seconds, CPU seconds of all its
+    processes, models, statuses counted in the report)."""
     shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    report = out / "report.jsonl"
+    report = out.parent / (out.name + ".jsonl")
+    report.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "legacy_skin_io", "convert", str(src), "-o", str(out), "--to", suffix,
+           "--accept-loss", "--report", str(report), *how]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    jobs, _ = batch.find_jobs(src, out, suffix)
-    with Report(report) as r:
-        batch.convert_all(jobs, workers, scheduler=scheduler, report=r)
+    done = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ, LSIO_PROGRESS="0"), stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
     seconds = time.perf_counter() - t0
+    reap_orphans()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)    # every process of the command, reaped by now
+    used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(how) or '1 process'}: exit {done.returncode}: {done.stderr[-2000:]}")
     counts: dict[str, int] = {}
     for line in report.read_text(encoding="utf-8").splitlines():
         status = json.loads(line)["status"]
         counts[status] = counts.get(status, 0) + 1
-    return seconds, len(jobs), counts
+    return seconds, used, sum(counts.values()), counts
 
 
 def default_suffix() -> str:
@@ -94,22 +126,25 @@ def main() -> int:
     if args.quick:
         args.files, args.runs = 160, 1
     os.environ["LSIO_PROGRESS"] = "0"
+    whole = adopt_orphans()
     suffix = "." + (args.to or default_suffix()).lower().lstrip(".")
     dask = importlib.util.find_spec("distributed") is not None
-    modes = [m for m in MODES if m[2] is None or dask]
-    times: dict[str, list[float]] = {label: [] for label, *_ in modes}
+    modes = [m for m in MODES if "--scheduler" not in m[1] or dask]
+    times: dict[str, list[float]] = {label: [] for label, _ in modes}
+    cpus: dict[str, list[float]] = {label: [] for label, _ in modes}
     with tempfile.TemporaryDirectory(prefix="bench_batch_") as d:
         src = tree(Path(d), args.files)
         mb = sum(p.stat().st_size for p in src.rglob("*") if p.is_file()) / 2**20
         warm = tree(Path(d) / "warm", 1)
-        for _, workers, scheduler in modes:              # imports, the file cache
-            once(warm, Path(d) / "warm_out", suffix, workers, scheduler)
+        for _, how in modes:                             # the file cache, compiled modules
+            once(warm, Path(d) / "warm_out", suffix, how)
         counts: dict[str, dict] = {}
         for _ in range(args.runs):                       # in turn, so that a busy moment hits all
-            for label, workers, scheduler in modes:
-                t, n, counts[label] = once(src, Path(d) / "out", suffix, workers, scheduler)
+            for label, how in modes:
+                t, c, n, counts[label] = once(src, Path(d) / "out", suffix, how)
                 times[label].append(t)
-                print(f"  {label}: {t:.2f} s", flush=True)
+                cpus[label].append(c)
+                print(f"  {label}: {t:.2f} s, {c:.1f} CPU s", flush=True)
     if len({json.dumps(c, sort_keys=True) for c in counts.values()}) != 1 or "failed" in counts["1 process"]:
         print(f"the modes' reports differ or hold failures: {counts}")
         return 1
@@ -117,10 +152,13 @@ def main() -> int:
     print(f"{n} models ({mb:.1f} MB of input, {len(real_files())} real .X files copied) -> {suffix}, "
           f"{args.runs} round(s); report: {counts['1 process']}")
     for label, ts in times.items():
-        print(f"  {label + ':':<22} {spread(ts, '{:.2f}')} s = {n / med[label]:.1f} files/s")
+        print(f"  {label + ':':<22} {spread(ts, '{:.2f}')} s = {n / med[label]:.1f} files/s; "
+              f"CPU {statistics.median(cpus[label]):.1f} s "
+              f"({'all its processes' if whole else 'without the processes it leaves to end after it'})")
     pairs = [("--jobs 2", "1 process")] + ([("--scheduler local:2", "--jobs 2")] if dask else [])
     for a, b in pairs:          # within a round: what a busy moment of a shared machine moves less
-        print(f"  {a} / {b}, round by round: {spread([x / y for x, y in zip(times[a], times[b])])}")
+        print(f"  {a} / {b}, round by round: {spread([x / y for x, y in zip(times[a], times[b])])}; "
+              f"CPU: {spread([x / y for x, y in zip(cpus[a], cpus[b])])}")
     print(ratio_line("batch convert --jobs 2 / 1 process (medians)", med["--jobs 2"], med["1 process"], 0.75))
     if dask:
         print(ratio_line("batch convert --scheduler local:2 / --jobs 2 (medians)", med["--scheduler local:2"],
