@@ -11,24 +11,34 @@ whose stem, followed by ``_``, begins its stem (``hero.ram`` takes
 is reported as failed.
 
 Each model is one job (:func:`.convert.convert_files`, which never raises);
-``--jobs N`` runs N at once in worker processes. A bad file never stops the
-others: the end is a table of every file (converted, its loss and warnings;
-failed, with the one-line reason) and a count. Exit status: 2 if any
-failed, else :data:`.convert.EXIT_LOSS` if any deviates over the loss
-limit, else 0.
+``--jobs N`` runs N at once in worker processes, ``--scheduler ADDRESS`` on
+Dask distributed (:mod:`.cluster`). A bad file never stops the others: the
+end is a table of every file (converted, its loss and warnings; failed,
+with the one-line reason) and a count. ``--report FILE.jsonl`` writes a line
+per input as each is done, ``--resume`` skips what it says is done
+(:mod:`.batch_report`). Ctrl-C or SIGTERM stops the run, its workers with
+it. Exit status: 2 if any failed, else :data:`.convert.EXIT_LOSS` if any
+deviates over the loss limit, else 0; 130 (143) when stopped.
 """
 from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import closing, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import export_options, options
+from . import cluster, export_options, options
+from .batch_report import Report, done_before, skipped
+from .cluster import SchedulerError
 from .convert import EXIT_LOSS, INPUT, Outcome, convert_files, limit
+from .errors import FormatError
 from .formats import FORMATS, Format, UnknownFormat, for_path
 from .progress import Progress
 
@@ -163,43 +173,95 @@ def _size(job: Job) -> int:
     return total
 
 
-def convert_all(jobs: list[Job], workers: int = 1) -> list[Outcome]:
+def _lost(job: Job, err: BaseException) -> Outcome:
+    """The outcome of a job whose worker died (killed, out of memory) or
+    whose task could not run."""
+    said = str(err).strip().splitlines()
+    why = f"{type(err).__name__}: {said[0][:200]}" if said else type(err).__name__
+    return Outcome(job.inputs, job.output, error=f"{job.name}: the worker process failed ({why})")
+
+
+def _in_process(jobs: list[Job]) -> Iterator[tuple[int, Outcome]]:
+    for k, job in enumerate(jobs):
+        yield k, run_job(job)
+
+
+def _watch_parent() -> None:
+    """A worker process's first step: a thread that ends the worker when
+    the process that started it is gone (killed: it could not stop its
+    workers, which would wait for work forever)."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="lsio-parent-watch", daemon=True).start()
+
+
+def _in_processes(jobs: list[Job], workers: int) -> Iterator[tuple[int, Outcome]]:
+    # spawn, never fork: a forked child inherits the locks other threads (the progress
+    # line's, Blender's) held at that moment and can hang on them
+    spawn = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=spawn, initializer=_watch_parent)
+    try:
+        futures = {pool.submit(run_job, job): k for k, job in enumerate(jobs)}
+        for fut in as_completed(futures):
+            k = futures[fut]
+            try:
+                yield k, fut.result()
+            except Exception as err:        # the worker died (killed, out of memory)
+                yield k, _lost(jobs[k], err)
+    finally:        # stopped (Ctrl-C): the jobs not started are dropped, not waited for
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _on_scheduler(jobs: list[Job], sizes: list[int], address: str) -> Iterator[tuple[int, Outcome]]:
+    def say(line: str) -> None:
+        print(f"note: {line}", file=sys.stderr)
+
+    for k, got in cluster.completed(jobs, sizes, run_job, address, say=say):
+        yield k, got if isinstance(got, Outcome) else _lost(jobs[k], got)
+
+
+def convert_all(jobs: list[Job], workers: int = 1, *, scheduler: str | None = None,
+                report: Report | None = None) -> list[Outcome]:
     """Every job's outcome, in the jobs' order; ``workers`` > 1 runs them in
-    that many processes. A progress line counts them on stderr."""
+    that many processes, ``scheduler`` on Dask distributed (:mod:`.cluster`;
+    SchedulerError when it cannot). Each outcome goes to ``report`` as it
+    comes; a progress line counts them on stderr."""
     results: list[Outcome | None] = [None] * len(jobs)
     clashes = _clashes(jobs)
     for i, earlier in clashes.items():
         results[i] = Outcome(jobs[i].inputs, jobs[i].output,
                              error=f"{jobs[i].name}: its output {Path(jobs[i].output).name} is also {earlier}'s")
+        if report is not None:
+            report.write(results[i])
     todo = [i for i in range(len(jobs)) if i not in clashes]
+    size: dict[int, int] = {}
+    if scheduler or (workers > 1 and len(todo) > 1):
+        # the largest first, so that no long one is left for the end while the others wait
+        size = {i: _size(jobs[i]) for i in todo}
+        todo.sort(key=lambda i: -size[i])
+    mine = [jobs[i] for i in todo]
+    if scheduler:
+        runs = _on_scheduler(mine, [size[i] for i in todo], scheduler)
+    elif size:
+        runs = _in_processes(mine, workers)
+    else:
+        runs = _in_process(mine)
+    done = len(clashes)
     failed = 0
-    with Progress("convert", len(jobs)) as progress:
-        progress.update(len(clashes))
-
-        def done(i: int, outcome: Outcome) -> None:
-            nonlocal failed
-            results[i] = outcome
+    with Progress("convert", len(jobs)) as progress, closing(runs):
+        progress.update(done)
+        for k, outcome in runs:
+            results[todo[k]] = outcome
+            done += 1
             failed += bool(outcome.error)
-            progress.update(sum(r is not None for r in results), note=f"{failed} failed" if failed else "")
-
-        if workers <= 1 or len(todo) <= 1:
-            for i in todo:
-                done(i, run_job(jobs[i]))
-        else:
-            # spawn, never fork: a forked child inherits the locks other threads (the progress
-            # line's, Blender's) held at that moment and can hang on them
-            spawn = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=spawn) as pool:
-                # the largest first, so that no long one is left for the end while the others wait
-                todo.sort(key=lambda i: -_size(jobs[i]))
-                futures = {pool.submit(run_job, jobs[i]): i for i in todo}
-                for fut in as_completed(futures):
-                    i = futures[fut]
-                    try:
-                        done(i, fut.result())
-                    except Exception as err:        # the worker died (killed, out of memory)
-                        done(i, Outcome(jobs[i].inputs, jobs[i].output,
-                                        error=f"{jobs[i].name}: the worker process failed ({type(err).__name__})"))
+            if report is not None:
+                report.write(outcome)
+            progress.update(done, note=f"{failed} failed" if failed else "")
     return [r for r in results if r is not None]
 
 
@@ -222,8 +284,65 @@ def table(names: list[str], outcomes: list[Outcome], loss_limit: float | None) -
     return rows
 
 
+class _stopped_by:
+    """``with _stopped_by(signal.SIGTERM) as stop:``: the signal (``kill``, a
+    batch system's time limit) stops the run as Ctrl-C does (KeyboardInterrupt,
+    so that the worker processes are stopped and the report closed);
+    ``stop.got`` says whether it came. Outside the main thread, nothing."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        self.got = False
+        self._saved = None
+
+    def _handle(self, signum, frame) -> None:
+        self.got = True
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> _stopped_by:
+        if threading.current_thread() is threading.main_thread():
+            self._saved = signal.signal(self.signum, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._saved is not None:
+            signal.signal(self.signum, self._saved)
+
+
+def _folder_flags(args) -> str:
+    """The error line of the folder's own flags (--jobs, --report, --resume,
+    --scheduler, --max-loss); empty when they are fine."""
+    if args.jobs < 1:
+        return f"--jobs must be at least 1, not {args.jobs}"
+    if not (args.max_loss >= 0):
+        return f"--max-loss must be a fraction >= 0, not {args.max_loss}"
+    if args.resume and not args.report:
+        return "--resume needs --report FILE: the report of the run to go on with"
+    if args.scheduler is None:
+        return ""
+    if args.jobs != 1:
+        return "--jobs and --scheduler: one or the other (a scheduler has its own workers)"
+    if not importable():
+        return ("--scheduler: its workers need the package importable on its own (python -m legacy_skin_io, "
+                "not blender --command)")
+    try:
+        cluster.check(args.scheduler)
+    except SchedulerError as err:
+        return str(err)
+    return ""
+
+
+def _resumed(report: str, jobs: list[Job]) -> tuple[list[Job], int]:
+    """The jobs ``--resume`` leaves to do, and how many it skips."""
+    done, warning = done_before(report)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+    todo = [j for j in jobs if not skipped(j.inputs, j.output, done)]
+    return todo, len(jobs) - len(todo)
+
+
 def run(args) -> int:
-    """``convert DIR -o OUTDIR --to EXT [--jobs N]``."""
+    """``convert DIR -o OUTDIR --to EXT [--jobs N | --scheduler ADDRESS] [--report FILE [--resume]]``."""
     root, out_root = Path(args.inputs[0]), Path(args.output)
     models = ", ".join(s for f in FORMATS for s in f.model_suffixes)
     if not args.to:
@@ -237,17 +356,15 @@ def run(args) -> int:
     if out_fmt is None or suffix not in out_fmt.model_suffixes:
         print(f"error: --to {args.to}: not a model format (one of {models})", file=sys.stderr)
         return 2
-    if args.jobs < 1:
-        print(f"error: --jobs must be at least 1, not {args.jobs}", file=sys.stderr)
+    bad = _folder_flags(args)
+    if bad:
+        print(f"error: {bad}", file=sys.stderr)
         return 2
     workers = args.jobs
     if workers > 1 and not importable():
         print("warning: --jobs: worker processes need the package importable on its own (python -m "
               "legacy_skin_io, not blender --command): converting in this process", file=sys.stderr)
         workers = 1
-    if not (args.max_loss >= 0):
-        print(f"error: --max-loss must be a fraction >= 0, not {args.max_loss}", file=sys.stderr)
-        return 2
     if out_root.exists() and not out_root.is_dir():
         print(f"error: {out_root}: not a folder (convert DIR writes into a folder)", file=sys.stderr)
         return 2
@@ -264,7 +381,24 @@ def run(args) -> int:
         print(f"error: {root}: no model file ({models}) in it", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    outcomes = convert_all(jobs, workers)
+    report = None
+    stop = _stopped_by(signal.SIGTERM)
+    try:
+        with stop:
+            jobs, skips = _resumed(args.report, jobs) if args.resume else (jobs, 0)
+            report = Report(args.report, resume=args.resume) if args.report else None
+            with report if report is not None else nullcontext():
+                for o in orphans if report is not None else []:
+                    report.write(o)
+                outcomes = convert_all(jobs, workers, scheduler=args.scheduler, report=report)
+    except (FormatError, SchedulerError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        how = "stopped (SIGTERM)" if stop.got else "interrupted"
+        where = f"; {report.lines} input(s) done are in {report.path}: --resume goes on" if report is not None else ""
+        print(f"\n{how}{where}", file=sys.stderr)
+        return 128 + (signal.SIGTERM if stop.got else signal.SIGINT)
     seconds = time.perf_counter() - t0
     for o in outcomes:
         if o.internal:                      # a bug: the traceback for a report
@@ -273,14 +407,20 @@ def run(args) -> int:
                                       for o in orphans]
     outcomes += orphans
     loss_limit = limit(args)
-    for row in table(names, outcomes, loss_limit):
-        print(row)
+    if outcomes:
+        for row in table(names, outcomes, loss_limit):
+            print(row)
     failed = sum(bool(o.error) for o in outcomes)
     lossy = sum(o.over(loss_limit) for o in outcomes)
     converted = len(outcomes) - failed - lossy
     what = f"{lossy} over the loss limit {loss_limit:g} (written; --accept-loss accepts them), " if lossy else ""
-    print(f"{len(outcomes)} file(s) in {seconds:.1f} s ({workers} job{'s' if workers > 1 else ''}): "
-          f"{converted} converted, {what}{failed} failed; written below {out_root.resolve()}")
+    how = f"scheduler {args.scheduler}" if args.scheduler else f"{workers} job{'s' if workers > 1 else ''}"
+    again = f", {skips} skipped (ok in the report: --resume)" if args.resume else ""
+    print(f"{len(outcomes) + skips} file(s) in {seconds:.1f} s ({how}): {converted} converted, {what}{failed} "
+          f"failed{again}; written below {out_root.resolve()}")
+    if report is not None and report.error:
+        print(f"error: {report.error}", file=sys.stderr)
+        return 2
     if failed:
         return 2
     return EXIT_LOSS if lossy else 0

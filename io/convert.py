@@ -4,7 +4,8 @@ write it with another's writer (numpy only; never imports bpy).
 
     python -m legacy_skin_io convert INPUT... -o OUTPUT [--fps F] [--max-loss F | --accept-loss]
         [the output format's export options] [--input-... the input format's import options]
-    python -m legacy_skin_io convert DIR -o OUTDIR --to EXT [--jobs N] [the same options]
+    python -m legacy_skin_io convert DIR -o OUTDIR --to EXT [--jobs N | --scheduler ADDRESS]
+        [--report FILE.jsonl [--resume]] [the same options]
 
 Formats are chosen by suffix through :mod:`.formats` (a model file and any
 animation files of one format in, a model file out; a format with
@@ -27,6 +28,7 @@ unless ``--accept-loss``. ``convert DIR`` converts a whole folder
 from __future__ import annotations
 
 import sys
+import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,6 +140,17 @@ def add_arguments(parser) -> None:
                             f"with the animation files beside it")
     batch.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                        help="convert N files at once, in N worker processes (default 1)")
+    batch.add_argument("--report", metavar="FILE.jsonl",
+                       help="write one JSON line per input to FILE as each is done: input, animations, outputs, "
+                            "status (ok, warned, failed), reason, deviation, deviation_at, seconds, warnings "
+                            "(started afresh; appended to with --resume)")
+    batch.add_argument("--resume", action="store_true",
+                       help="go on with the run --report FILE records: skip the inputs whose last line there "
+                            "says ok and whose outputs all exist; warned and failed ones are converted again")
+    batch.add_argument("--scheduler", metavar="ADDRESS",
+                       help="convert on Dask distributed instead of --jobs: tcp://HOST:8786 (a running "
+                            "scheduler), a scheduler file (.json), or local:N (N worker processes here); "
+                            "needs pip install -r requirements-cluster.txt")
     options.add_flags(parser.add_argument_group("output options (each applies to its format's output)"),
                       [(f.label, f.export_options) for f in FORMATS])
     options.add_flags(parser.add_argument_group("input options (each applies to its format's input)"),
@@ -162,6 +175,7 @@ class Outcome:
     error: str = ""                 # one line; empty when the files were written
     loss: float | None = None       # the largest deviation reported, fraction of the model size
     where: str = ""                 # where it happens ("Walk, frame 12")
+    seconds: float = 0.0            # the time the conversion took
     internal: str = ""              # the traceback of a bug (not a bad file)
 
     def over(self, limit: float | None) -> bool:
@@ -188,6 +202,7 @@ def convert_files(inputs: list[str], output: str, *, fps: float = 24.0, read_opt
     of the command line goes through (one file or a folder's)."""
     warnings = Warnings()
     out = Outcome([str(p) for p in inputs], str(output))
+    t0 = time.perf_counter()
     try:
         out.written = convert(out.inputs, out.output, fps=fps, read_options=read_options,
                               write_options=write_options, warnings=warnings, path_mode=path_mode)
@@ -201,6 +216,7 @@ def convert_files(inputs: list[str], output: str, *, fps: float = 24.0, read_opt
         out.internal = traceback.format_exc()
         out.error = (f"{Path(out.inputs[0]).name}: internal error ({type(err).__name__}: {one_line(err)}); "
                      f"please report it with the file")
+    out.seconds = time.perf_counter() - t0
     out.warnings = [one_line(w) for w in warnings]
     out.notes = [one_line(n) for n in warnings.notes]
     out.results = [one_line(n) for n in warnings.results]
@@ -238,8 +254,10 @@ def run(args) -> int:
         from . import batch
 
         return batch.run(args)
-    if args.to or args.jobs != 1:
-        print("warning: --to and --jobs apply to a folder (convert DIR -o OUTDIR), ignored", file=sys.stderr)
+    folder_only = [flag for flag, given in (("--to", args.to), ("--jobs", args.jobs != 1), ("--report", args.report),
+                                            ("--resume", args.resume), ("--scheduler", args.scheduler)) if given]
+    if folder_only:
+        print(f"warning: {', '.join(folder_only)}: for a folder (convert DIR -o OUTDIR), ignored", file=sys.stderr)
     if not (args.max_loss >= 0):
         print(f"error: --max-loss must be a fraction >= 0, not {args.max_loss}", file=sys.stderr)
         return 2
