@@ -415,7 +415,7 @@ def run(args) -> int:
     converted = len(outcomes) - failed - lossy
     what = f"{lossy} over the loss limit {loss_limit:g} (written; --accept-loss accepts them), " if lossy else ""
     how = f"scheduler {args.scheduler}" if args.scheduler else f"{workers} job{'s' if workers > 1 else ''}"
-    again = f", {skips} skipped (ok in the report: --resume)" if args.resume else ""
+    again = f", {skips} skipped (done in the report: --resume)" if args.resume else ""
     print(f"{len(outcomes) + skips} file(s) in {seconds:.1f} s ({how}): {converted} converted, {what}{failed} "
           f"failed{again}; written below {out_root.resolve()}")
     if report is not None and report.error:

@@ -24,10 +24,11 @@ on after the last complete line. The fields (:func:`record`):
 ``warnings``      every warning, one line each
 
 Without ``--resume`` the file is started afresh. With ``--resume`` it is
-appended to, and an input whose last line says ``ok``, with the same
-animation files, and whose outputs (the same model file among them) all
-exist is skipped (:func:`skipped`); ``warned`` and ``failed`` ones are
-converted again. A program reading a report takes the last line of each
+appended to, and an input whose last line says ``ok`` or ``warned``
+(written: a second run would write the same files with the same warnings),
+with the same animation files, and whose outputs (the same model file among
+them) all exist is skipped (:func:`skipped`); ``failed`` ones are converted
+again. A program reading a report takes the last line of each
 input.
 """
 from __future__ import annotations
@@ -163,10 +164,10 @@ def done_before(path) -> tuple[dict[str, dict], str]:
 
 def skipped(inputs: list[str], output: str, done: dict[str, dict]) -> bool:
     """Whether ``--resume`` skips the job converting ``inputs`` to ``output``:
-    its last report line says ok, with the same animation files, ``output``
-    among the files written, and they all exist."""
+    its last report line says ok or warned (written), with the same animation
+    files, ``output`` among the files written, and they all exist."""
     line = done.get(inputs[0])
-    if line is None or line["status"] != "ok" or line.get("animations") != inputs[1:]:
+    if line is None or line["status"] == "failed" or line.get("animations") != inputs[1:]:
         return False
     outputs = [str(p) for p in line["outputs"]]
     return output in outputs and all(os.path.isfile(p) for p in outputs)
