@@ -70,7 +70,11 @@ def range_file(model: str, option: str, warnings) -> tuple[str, list[Range], str
     path = option or ""
     if not path:
         beside = ranges_path(model)
-        if not beside.is_file():
+        try:
+            found = beside.is_file()
+        except OSError:     # e.g. a model's name too long for a "STEM.ranges.json" beside it: there is none
+            found = False
+        if not found:
             return None
         path = str(beside)
         note(warnings, f"frame ranges read from {beside.name}, beside {Path(model).name}")
