@@ -146,7 +146,7 @@ def add_arguments(parser) -> None:
                             "(started afresh; appended to with --resume)")
     batch.add_argument("--resume", action="store_true",
                        help="go on with the run --report FILE records: skip the inputs whose last line there "
-                            "says ok and whose outputs all exist; warned and failed ones are converted again")
+                            "says ok or warned (written) and whose outputs all exist; failed ones are converted again")
     batch.add_argument("--scheduler", metavar="ADDRESS",
                        help="convert on Dask distributed instead of --jobs: tcp://HOST:8786 (a running "
                             "scheduler), a scheduler file (.json), or local:N (N worker processes here); "
