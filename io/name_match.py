@@ -4,7 +4,8 @@
 A writer respells names its format cannot hold (``io/xfile/names.py``,
 ``io/rite/names.py``) and makes repeated ones unique, deterministically: an
 animation written from a rig and read back onto it names its joints as the
-writer spelt them, which the rig's own names do not find.
+writer spelt them, which the rig's own names do not find. A writer's report
+lists its renames with :func:`shown`.
 """
 from __future__ import annotations
 
@@ -28,3 +29,8 @@ def joint_index(names: list[str], written: list[str], wanted: Iterable[str]) -> 
     for i, n in enumerate(written):
         spelt.setdefault(n, i)
     return spelt if wanted <= spelt.keys() else {**spelt, **own}
+
+
+def shown(changed: list[tuple[str, str]]) -> str:
+    """``old -> new`` for the first few of ``changed`` (a writer's renames)."""
+    return ", ".join(f"{a!r} -> {b!r}" for a, b in changed[:8]) + (" ..." if len(changed) > 8 else "")

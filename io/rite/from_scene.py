@@ -26,10 +26,11 @@ from ...scene.holders import without_mesh_holders
 from ...scene.validate import check_frame_count
 from ..atomic import Batch
 from ..errors import Deviation, FormatError, Warnings
+from ..name_match import shown
 from ..rows import dedupe_rows
 from .lexer import MAX_FRAMES
 from .model import RaaAnimation, RaaTrack, RamModel, RiteJoint
-from .names import joint_names, shown, spelt
+from .names import joint_names, spelt
 from .to_scene import FORMAT, default_axes, read_scene
 from .writer import _validate_raa, _validate_ram, write_raa, write_ram
 

@@ -35,11 +35,6 @@ def joint_names(names: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
     return out, changed
 
 
-def shown(changed: list[tuple[str, str]]) -> str:
-    """``old -> new`` for the first few of ``changed``."""
-    return ", ".join(f"{a!r} -> {b!r}" for a, b in changed[:8]) + (" ..." if len(changed) > 8 else "")
-
-
 def joint_index(names: list[str], wanted) -> dict[str, int]:
     """Name -> joint for finding the joints ``names`` (a rig's) by the names
     a file written from it gives them (``wanted``): their own, or as the

@@ -67,7 +67,6 @@ def joint_index(names: list[str], wanted) -> dict[str, int]:
 
 def report(what: str, changed: list[tuple[str, str]], text: bool) -> str:
     """One warning line listing the renamed ``what`` (old -> new)."""
-    shown = ", ".join(f"{a!r} -> {b!r}" for a, b in changed[:8]) + (" ..." if len(changed) > 8 else "")
     why = ("a text .X word cannot hold them or they repeat (binary storage keeps any name)" if text
            else "they repeat")
-    return f"{len(changed)} {what} name(s) written differently, {why}: {shown}"
+    return f"{len(changed)} {what} name(s) written differently, {why}: {name_match.shown(changed)}"

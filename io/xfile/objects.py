@@ -160,13 +160,13 @@ class ObjectReader:
                     self.long_name(ident, mark)
                 if template and template not in PLACES.get(ident, (template,)):
                     self.misplaced = True
-                if self.recover and template and template not in PLACES.get(ident, (template,)):
-                    after = t.here()
-                    t.reset(mark)
-                    if self.starts_object():
-                        self.missing_brace(what, mark, inside=True)
-                        return
-                    t.reset(after)
+                    if self.recover:
+                        after = t.here()
+                        t.reset(mark)
+                        if self.starts_object():
+                            self.missing_brace(what, mark, inside=True)
+                            return
+                        t.reset(after)
                 if ident == "template":
                     self.skip_template()
                     continue

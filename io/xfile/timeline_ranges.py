@@ -20,6 +20,7 @@ from ...core import quat, sampling
 from ...scene import Clip, SceneError
 from ...scene.timeline import Range, split
 from ..errors import FormatError, note, result
+from ..paths import is_regular
 
 
 def _merge_channels(clips: list[Clip], kind: str, width: int) -> sampling.Channels:
@@ -70,11 +71,7 @@ def range_file(model: str, option: str, warnings) -> tuple[str, list[Range], str
     path = option or ""
     if not path:
         beside = ranges_path(model)
-        try:
-            found = beside.is_file()
-        except OSError:     # e.g. a model's name too long for a "STEM.ranges.json" beside it: there is none
-            found = False
-        if not found:
+        if not is_regular(beside):      # (False for a name the system refuses: too long)
             return None
         path = str(beside)
         note(warnings, f"frame ranges read from {beside.name}, beside {Path(model).name}")
