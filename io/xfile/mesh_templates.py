@@ -128,9 +128,11 @@ class MeshTemplates(ObjectReader):
             mesh.uvs = self.finite_stream(uvs, origins["TEXCOORD0"], what, "TEXCOORD0", "texture coordinate")
         for key, values in streams.items():      # further UV sets (TEXCOORD1..) become UV maps
             if key.startswith("TEXCOORD") and key != "TEXCOORD0" and values.shape[1] >= 2:
-                streams[key] = values.copy()
-                streams[key][:, :2] = self.finite_stream(values[:, :2], origins[key], what, key,
-                                                         "texture coordinate")
+                uvs = values[:, :2]
+                fixed = self.finite_stream(uvs, origins[key], what, key, "texture coordinate")
+                if fixed is not uvs:                 # values set to 0: a copy of the stream holds them
+                    streams[key] = values.copy()
+                    streams[key][:, :2] = fixed
         mesh.extra_streams = streams
         self.depth -= 1
         return mesh
