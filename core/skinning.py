@@ -84,12 +84,7 @@ class Influences:
         weight = np.asarray(weight, dtype=np.float64)
         if len(vertex) and (vertex.min() < 0 or vertex.max() >= n_vertices):
             raise ValueError("influence vertex index out of range")
-        if len(vertex):
-            n_j = int(joint.max()) + 1
-            pair = vertex * n_j + joint
-            uniq, inv = np.unique(pair, return_inverse=True)
-            weight = np.bincount(inv, weights=weight, minlength=len(uniq))
-            vertex, joint = uniq // n_j, uniq % n_j
+        vertex, joint, weight = sum_pairs(vertex, joint, weight)
         counts = np.bincount(vertex, minlength=n_vertices)
         K = max(1, int(counts.max()) if len(counts) else 1)
         starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
@@ -337,6 +332,17 @@ def linear_blend(positions: np.ndarray, matrices: np.ndarray, influences: Influe
     return job.run(matrices, normal_matrices)
 
 
+def sum_pairs(vertex: np.ndarray, joint: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sparse (vertex, joint, weight) triples (int64, int64, float64) with
+    the triples of each (vertex, joint) pair summed into one, ordered by
+    vertex, then joint (no triples: as given)."""
+    if not len(vertex):
+        return vertex, joint, weight
+    n_j = int(joint.max()) + 1
+    pair, inv = np.unique(vertex * n_j + joint, return_inverse=True)
+    return pair // n_j, pair % n_j, np.bincount(inv, weights=weight, minlength=len(pair))
+
+
 def limit_influences(vertex, joint, weight, limit: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Sparse (vertex, joint, weight) triples with at most ``limit`` joints
     per vertex (0: no limit): each vertex keeps its strongest weights
@@ -348,10 +354,7 @@ def limit_influences(vertex, joint, weight, limit: int) -> tuple[np.ndarray, np.
     weight = np.asarray(weight, dtype=np.float64)
     if limit <= 0 or not len(vertex):
         return vertex, joint, weight, np.zeros(0, dtype=np.int64)
-    n_j = int(joint.max()) + 1
-    pair, inv = np.unique(vertex * n_j + joint, return_inverse=True)
-    summed = np.bincount(inv, weights=weight, minlength=len(pair))
-    v, j = pair // n_j, pair % n_j
+    v, j, summed = sum_pairs(vertex, joint, weight)
     if np.bincount(v).max() <= limit:
         return vertex, joint, weight, np.zeros(0, dtype=np.int64)
     order = np.lexsort((-summed, v))                        # by vertex, strongest first

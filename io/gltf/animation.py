@@ -45,15 +45,6 @@ def _seconds(clip: Clip, times: np.ndarray, shift: float, fps: float) -> np.ndar
     return clip.to_frames(np.asarray(times, dtype=np.float64) - shift, fps) / fps
 
 
-def _slerp_at(key_times: np.ndarray, keys: np.ndarray, times: np.ndarray) -> np.ndarray:
-    """glTF's LINEAR rotation between ``keys`` (K, 4) at ``times``."""
-    i = np.clip(np.searchsorted(key_times, times, side="right") - 1, 0, len(key_times) - 1)
-    j = np.minimum(i + 1, len(key_times) - 1)
-    span = key_times[j] - key_times[i]
-    t = np.clip(np.where(span > 0, (times - key_times[i]) / np.where(span > 0, span, 1.0), 0.0), 0.0, 1.0)
-    return quat.slerp_shortest(keys[i], keys[j], t)
-
-
 def own_keys(own: np.ndarray, times: np.ndarray) -> np.ndarray:
     """(F,) bool: the clip ``times`` a track keeps in any case: the first,
     the last and those of its ``own`` keys."""
@@ -69,7 +60,7 @@ def exact_keys(own: np.ndarray, times: np.ndarray, values: np.ndarray) -> np.nda
     slerp differs."""
     keep = own_keys(own, times)
     at = np.flatnonzero(keep)
-    got = _slerp_at(times[at], values[at], times)
+    got = sampling.Channels.from_tracks([0], [times[at]], [values[at]], 4).sample(times, "slerp")[:, 0]
     off = np.minimum(np.abs(got - values).max(axis=1), np.abs(got + values).max(axis=1)) > EXACT
     if off.any():
         span = np.searchsorted(at, np.flatnonzero(off), side="right") - 1     # span of each frame that is off

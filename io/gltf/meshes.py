@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...core import faces
-from ...core.skinning import BLENDER_MIN_CONTRIB, limit_influences
+from ...core.skinning import BLENDER_MIN_CONTRIB, limit_influences, sum_pairs
 from ...scene import AxisConversion, Mesh
 from ..errors import FormatError
 from ..rows import dedupe_rows
@@ -49,11 +49,7 @@ def influences(mesh: Mesh, cap: int) -> Influences:
     j = np.asarray(skin.joint, dtype=np.int64)
     w = np.asarray(skin.weight, dtype=np.float64)
     static = len(sj)                         # the static joint's place in the skin's list
-    if len(v):                               # the sum of each (vertex, joint) pair
-        n_j = int(max(j.max(), static)) + 1
-        pair, inv = np.unique(v * n_j + j, return_inverse=True)
-        w = np.bincount(inv, weights=w, minlength=len(pair))
-        v, j = pair // n_j, pair % n_j
+    v, j, w = sum_pairs(v, j, w)             # the sum of each (vertex, joint) pair
     total = np.bincount(v, weights=w, minlength=V)
     moving = total > BLENDER_MIN_CONTRIB
     k = np.searchsorted(sj, j)
@@ -61,11 +57,7 @@ def influences(mesh: Mesh, cap: int) -> Influences:
     slot = np.where(known, k, static)        # a joint without an inverse bind: the static joint
     keep = moving[v]
     v, slot, w = v[keep], slot[keep], w[keep] / total[v[keep]]
-    if len(v):                               # a vertex's several weights on the static joint: one
-        n_s = static + 1
-        pair, inv = np.unique(v * n_s + slot, return_inverse=True)
-        w = np.bincount(inv, weights=w, minlength=len(pair))
-        v, slot = pair // n_s, pair % n_s
+    v, slot, w = sum_pairs(v, slot, w)       # a vertex's several weights on the static joint: one
     pos = w > 0                              # (a zero weight is no influence: its slot stays empty)
     v, slot, w = v[pos], slot[pos], w[pos]
     v, slot, w, lost = limit_influences(v, slot, w, cap)
