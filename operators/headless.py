@@ -201,10 +201,11 @@ def _reference(fmt, args) -> Scene:
     animation read onto it as a layer, as the import read them."""
     axes = _axes(fmt, args)
     model_options, clip_options = scene_options(fmt, args), _given(fmt.anim_import_options, args)
-    if not (args.dominant or len(args.animations) > 1 or args.weights) and (fmt.anim_suffixes or not args.animations):
+    layers = args.dominant or len(args.animations) > 1 or args.weights
+    if not layers and (fmt.anim_suffixes or not args.animations):
         return fmt.read_scene([args.model, *args.animations], axes=axes, **model_options)
     reference = fmt.read_scene([args.model], axes=axes, **model_options)
-    if not (args.dominant or len(args.animations) > 1 or args.weights):     # a model file's animations, onto it
+    if not layers:     # a model file's animations, onto it
         reference.clips += fmt.read_clips(reference.skeleton, reference.source.axes, args.animations, **clip_options)
         return reference
     clips = []

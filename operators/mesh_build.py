@@ -171,8 +171,9 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
         mesh_arrays.write(me, "material_index", "INT", "FACE", np.searchsorted(slots, groups[face_scene]))
         if len(slots) < len(scene_mats):
             mesh_arrays.write(me, metadata.MATERIAL_ATTR, "INT", "FACE", face_scene)
-    if m.uvs is not None and len(loop_v):
-        mesh_arrays.set_uv_map(me, "UVMap", corners_of(m.uvs, np.float32))
+    uvs = corners_of(m.uvs, np.float32) if m.uvs is not None and len(loop_v) else None
+    if uvs is not None:
+        mesh_arrays.set_uv_map(me, "UVMap", uvs)
         for name, uv in m.uv_sets.items():          # further UV sets after it (the first stays active)
             mesh_arrays.set_uv_map(me, name, corners_of(uv, np.float32))
     if m.colors is not None:
@@ -196,10 +197,8 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
         n, shown = n.astype(np.float32), shown.astype(np.float32)
     if weld is not None:
         metadata.store_weld(me, weld.vertex)
-        if len(loop_v):
-            split = np.asarray(scene.meshes[mi].corners, dtype=np.int64)
-            mesh_weld.mark_edges(me, sizes, None if m.uvs is None else corners_of(m.uvs, np.float32), shown,
-                                 split if len(kept) == len(m.face_sizes) else split[src])
+        if len(loop_v):     # (the welded mesh has the scene mesh's faces: corners_of picks the same corners)
+            mesh_weld.mark_edges(me, sizes, uvs, shown, corners_of(scene.meshes[mi].corners, np.int64))
     if shown is not None:
         per_vertex = np.zeros((V, 3), dtype=np.float32)
         per_vertex[loop_v] = shown

@@ -117,8 +117,8 @@ class CoreCopy:
         they are evaluated now."""
         for i, ob, blender in self.objects:
             want = positions[self.starts[i]:self.starts[i + 1]]
-            err = np.linalg.norm(evaluated_vertices(context, blender) - want, axis=1)
             vertex = metadata.load_weld(blender.data)
+            err = np.linalg.norm(evaluated_vertices(context, blender, vertex) - want, axis=1)
             if vertex is not None:      # welded: each Blender vertex where its first file vertex is, its worst error
                 first = np.zeros(len(blender.data.vertices), dtype=np.int64)
                 first[vertex[::-1]] = np.arange(len(vertex))[::-1]

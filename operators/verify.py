@@ -125,12 +125,12 @@ def evaluated_world(context, obj) -> np.ndarray:
     return co.astype(np.float64) @ m[:3, :3].T + m[:3, 3]
 
 
-def evaluated_vertices(context, obj) -> np.ndarray:
+def evaluated_vertices(context, obj, vertex: np.ndarray | None) -> np.ndarray:
     """:func:`evaluated_world` of each vertex of the scene mesh ``obj`` was
-    built from: through the Blender vertex of each where the import welded
-    them (``metadata.load_weld``), else Blender's vertices as they are."""
+    built from: through ``vertex``, the Blender vertex of each where the
+    import welded them (``metadata.load_weld(obj.data)``, loaded once by the
+    caller), else (None) Blender's vertices as they are."""
     co = evaluated_world(context, obj)
-    vertex = metadata.load_weld(obj.data)
     return co if vertex is None else co[vertex]
 
 
@@ -205,11 +205,12 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
     default = reference.skeleton.world() if corners else None
     infl = {i: oracle.skin_influences(reference.meshes[i]) for i in corners if reference.meshes[i].skin is not None}
     angles = _Angles()
+    welds = {i: metadata.load_weld(objects[i].data) for i in order}      # (read once, not at every frame)
     out = []
     for k, (f, want) in enumerate(counted(f"verify {_played(clips)}", zip(frames, want_all), len(frames))):
         whole = int(np.floor(f))
         scene.frame_set(whole, subframe=float(f - whole))
-        errs = [np.linalg.norm(evaluated_vertices(context, objects[i])
+        errs = [np.linalg.norm(evaluated_vertices(context, objects[i], welds[i])
                                - want[starts[i]:starts[i + 1]][(maps or {}).get(i, slice(None))], axis=1)
                 for i in order]
         d = np.concatenate(errs) if errs else np.zeros(0)
