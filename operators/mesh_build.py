@@ -11,7 +11,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..core import faces, rebind, sampling
+from ..core import faces, rebind, sampling, skinning
 from ..io.errors import note
 from ..scene import Material, Mesh, Scene
 from ..scene import evaluate as oracle
@@ -370,14 +370,11 @@ def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
             groups[j] = (g.name, g.index)
     if not len(sk.vertex):
         return
-    n_j = int(max(sk.joint.max(), 0)) + 1
-    pair = sk.vertex * n_j + sk.joint
-    uniq, inv = np.unique(pair, return_inverse=True)
-    w = np.bincount(inv, weights=sk.weight, minlength=len(uniq)).astype(np.float32)
-    if len(uniq) != len(pair):
-        note(built.warnings, f"mesh {m.name!r}: {len(pair) - len(uniq)} repeated (vertex, joint) weights "
+    v, j, w = skinning.sum_pairs(sk.vertex.astype(np.int64), sk.joint.astype(np.int64), sk.weight)
+    w = w.astype(np.float32)
+    if len(v) != len(sk.vertex):
+        note(built.warnings, f"mesh {m.name!r}: {len(sk.vertex) - len(v)} repeated (vertex, joint) weights "
                              f"added up")
-    v, j = uniq // n_j, uniq % n_j
     top = np.zeros(int(v.max()) + 1 if len(v) else 0, dtype=np.float32)
     np.maximum.at(top, v, w)
     over = top > 1.0
