@@ -127,7 +127,7 @@ def test_rite_verify_takes_the_mergeable_mix():
     ref = by_id("rite").adapter.read_scene([RITE / "humanoid.ram"], warnings=[])
     clips = {mix: [c for p in ("walk.raa", "wave.raa")
                    for c in by_id("rite").adapter.read_clips(ref.skeleton, ref.source.axes, [RITE / p],
-                                                             layer="MERGEABLE", weight=0.5, mix=mix.upper())]
+                                                             playback="MERGEABLE", weight=0.5, mix=mix.upper())]
              for mix in tables}
     ev = {mix: oracle.evaluate(ref, clips[mix], [20.0], FPS)[0] for mix in clips}
     assert np.abs(ev["weighted"] - ev["animator_2006"]).max() > 1e-2 * np.ptp(ram.positions)
