@@ -15,7 +15,7 @@ import argparse
 import math
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .errors import FormatError
 
@@ -244,7 +244,11 @@ def _shared_help(users: list[tuple[str, Option]]) -> str:
     """The help of a flag several formats share: each format's text, or
     one text when they differ in their defaults only (which it lists)."""
     first = users[0][1]
-    if any(replace(spec, default=first.default) != first for _, spec in users[1:]):
+
+    def but_default(spec: Option) -> dict:
+        return {k: v for k, v in vars(spec).items() if k != "default"}
+
+    if any(but_default(spec) != but_default(first) for _, spec in users[1:]):
         return "; ".join(f"{label}: {_help(spec)}" for label, spec in users)
     defaults = {_shown(spec) for _, spec in users}
     if len(defaults) == 1:

@@ -108,7 +108,7 @@ def test_each_adapter_takes_exactly_its_options(fid):
                                                                    if s.id != MANUAL_ORIENTATION.id}
     assert _keywords(ad.write_scene) == {"warnings", "axes", "fps"} | {s.id for s in f.export_options}
     if f.animation_files:
-        assert _keywords(ad.read_clips) == {"layer", "weight", "warnings"} | {s.id for s in f.anim_import_options}
+        assert _keywords(ad.read_clips) == {"playback", "weight", "warnings"} | {s.id for s in f.anim_import_options}
     if f.anim_suffixes:
         assert _keywords(ad.write_animation) == {"warnings", "fps", "axes"}
 

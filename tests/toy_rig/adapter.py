@@ -16,8 +16,13 @@ FORMAT = "toy"
 MODEL, ANIM = ".toyrig", ".toyanim"
 
 
+#: The file's space: Z up, X forward (right-handed). The format's one declaration of its axes:
+#: the importers' default Forward/Up and what convert reads and writes (docs/adapter-contract.md).
+FORWARD, UP = "X", "Z"
+
+
 def default_axes(scale: float = 1.0) -> AxisConversion:
-    return AxisConversion.from_axes("-Z", "Y", scale)
+    return AxisConversion.from_axes(FORWARD, UP, scale)
 
 
 def _load(path, kind: str, warnings) -> dict:
