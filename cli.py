@@ -32,12 +32,13 @@ def _model_args(p) -> None:
     p.add_argument("model", help=f"model file ({_suffixes('model_suffixes', read=True)})")
     p.add_argument("animations", nargs="*",
                    help=f"animation files ({_suffixes('anim_suffixes')}); with several or with --dominant they are "
-                        f"mergeable layers (unless --playback says otherwise)")
+                        f"mergeable layers, else the active action, unless --playback says otherwise")
     p.add_argument("--dominant", action="append", default=[], metavar="ANIM",
                    help="a dominant animation layer, on top of the mergeable ones (repeatable)")
     p.add_argument("--weights", type=options.finite, nargs="*", default=[], metavar="W",
-                   help="one weight per mergeable animation (default 1 each)")
-    options.add_flags(p.add_argument_group("import options (File > Import's; defaults: each format's own)"),
+                   help="one weight per mergeable animation (default: --weight, 1)")
+    options.add_flags(p.add_argument_group("import options", "File > Import's options, at each format's defaults; "
+                                           "--forward or --up switch --manual-orientation on"),
                       import_options.sources(formats.FORMATS))
     options.add_flags(p.add_argument_group("format options (each applies to its format's files)"),
                       [(f.label, _union(f.import_options, f.anim_import_options)) for f in formats.FORMATS])

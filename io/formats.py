@@ -131,7 +131,8 @@ class Format:
             return axes if axes is not None else self.default_axes()
         from ..scene.orientation import AutoAxes
 
-        return AutoAxes(scale=axes.s if axes is not None else 1.0, mirror_z=self.left_handed)
+        forward, up = self.default_forward_up      # the convention the file is first read with
+        return AutoAxes(scale=axes.s if axes is not None else 1.0, mirror_z=self.left_handed, forward=forward, up=up)
 
     def read_clips(self, skeleton, axes, paths, *, playback: str = "ACTION", weight: float = 1.0, warnings=None,
                    **options):

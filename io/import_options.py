@@ -26,12 +26,10 @@ SCALE = Option("global_scale", "Scale", "Scale the model (files are in their aut
 #: Forward/Up: the default is the format's (its adapter's ``default_axes()``); the operators
 #: draw them with Blender's ``orientation_helper``, which keeps the two axes apart
 FORWARD = Option("axis_forward", "Forward",
-                 "Which axis of the file points forward (Blender's -Y, towards the front view; command line: "
-                 "it switches Manual Orientation on)", "-Z",
+                 "Which axis of the file points forward (Blender's -Y, towards the front view)", "-Z",
                  items=tuple((a, f"{a} Forward", "") for a in AXES), panel="Transform", flags=("--forward",),
                  enabled_by=MANUAL_ORIENTATION.id)
-UP = Option("axis_up", "Up", "Which axis of the file points up (Blender's Z; command line: it switches Manual "
-                            "Orientation on)", "Y",
+UP = Option("axis_up", "Up", "Which axis of the file points up (Blender's Z)", "Y",
             items=tuple((a, f"{a} Up", "") for a in AXES), panel="Transform", flags=("--up",),
             enabled_by=MANUAL_ORIENTATION.id)
 BONE_DIRECTION = Option(
@@ -68,15 +66,13 @@ PACK_IMAGES = Option("pack_images", "Pack Images", "Pack the textures found into
                      panel="Include")
 PLAYBACK = Option(
     "playback", "Playback",
-    "How the animations play together (command line: for the animations given after the model; without it, "
-    "one animation is the active action and several are mergeable layers)", "ACTION",
+    "How the animations play together", "ACTION",
     items=(("ACTION", "Active Action", "The (first) animation becomes the armature's action"),
            ("MERGEABLE", "Mergeable (NLA)", "An NLA track mixed by weight with the other mergeable ones"),
            ("DOMINANT", "Dominant (NLA)", "An NLA track overriding the joints it animates")),
     panel="Animation")
-WEIGHT = Option("weight", "Weight",
-                "Weight of a mergeable animation in the mix (command line: of each mergeable animation; "
-                "--weights gives one per animation)", 1.0, min=0.0, max=1.0, panel="Animation")
+WEIGHT = Option("weight", "Weight", "Weight of a mergeable animation in the mix", 1.0, min=0.0, max=1.0,
+                panel="Animation")
 
 #: File > Import of a model (``import_scene.<format>``)
 MODEL = (SCALE, FORWARD, UP, BONE_DIRECTION, EVERY_JOINT_BONE, REST_FROM, IMPORT_ANIMATIONS, KEY_EVERY_FRAME,

@@ -213,7 +213,7 @@ def test_mergeable_and_dominant_nla_match_core_blending(bpy, tmp_path):
     assert bpy.ops.import_scene.rite(filepath=str(tmp_path / "rig.ram")) == {"FINISHED"}
     assert bpy.ops.import_anim.rite(filepath=str(tmp_path / "wave.raa"), playback="DOMINANT") == {"FINISHED"}
     assert bpy.ops.import_anim.rite(directory=str(tmp_path), files=[{"name": "walk.raa"}],
-                                    mode="MERGEABLE", weight=1.0) == {"FINISHED"}
+                                    playback="MERGEABLE", weight=1.0) == {"FINISHED"}
     assert bpy.ops.import_anim.rite(filepath=str(tmp_path / "run.raa"), playback="MERGEABLE",
                                     weight=0.5) == {"FINISHED"}
     arm, meshes = imported(bpy)

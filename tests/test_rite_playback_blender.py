@@ -296,7 +296,7 @@ def test_key_every_frame_off_keys_the_file_and_bakes_what_keys_cannot_play(bpy, 
     ram_path, (raa_path,) = write(tmp_path, ram, anim)
     if operator == "import_scene":
         assert bpy.ops.import_scene.rite(directory=str(tmp_path), files=[{"name": "rig.ram"}, {"name": "sparse.raa"}],
-                                         bake=False) == {"FINISHED"}
+                                         key_every_frame=False) == {"FINISHED"}
     else:
         assert bpy.ops.import_scene.rite(filepath=str(ram_path)) == {"FINISHED"}
         assert bpy.ops.import_anim.rite(filepath=str(raa_path), key_every_frame=False) == {"FINISHED"}
