@@ -6,12 +6,15 @@ option at a value other than its default gives the same scene through
 both. The Blender side of test_import_options.py."""
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 from blender_checks import ext
-from conftest import SAMPLES
+from conftest import DATA, SAMPLES
 
 RITE = SAMPLES / "rite"
+X = DATA / "x" / "directx-sdk"
 #: File > Import's machinery, not options the user sets
 NOT_OPTIONS = {"rna_type", "filepath", "files", "directory", "filter_glob", "check_existing"}
 
@@ -63,14 +66,18 @@ FLAGS = ["--scale", "2", "--forward", "X", "--up", "Z", "--bone-direction", "FIL
 
 def _state(bpy) -> dict:
     """What an import made, as plain values: bones (rest matrices), meshes
-    (evaluated positions at a few frames), actions and NLA tracks, the
-    scene's frame range."""
+    (evaluated positions at a few frames), actions (keys, and the playback,
+    weight and keying the import recorded) and NLA tracks, the scene's
+    frame range, the packed images."""
     arm = next(o for o in bpy.context.scene.objects if o.type == "ARMATURE")
     bones = {b.name: (np.array(b.matrix_local), b.use_connect, b.parent.name if b.parent else None)
              for b in arm.data.bones}
     tracks = [(t.name, [(s.name, s.blend_type, round(s.influence, 6), s.action.name if s.action else None)
                         for s in t.strips]) for t in arm.animation_data.nla_tracks] if arm.animation_data else []
-    actions = {a.name: sum(len(fc.keyframe_points) for bag in _bags(a) for fc in bag.fcurves)
+    md = ext("operators.metadata")
+    clip = {a.name: md.load(a, md.CLIP_KEY) or {} for a in bpy.data.actions}
+    actions = {a.name: (sum(len(fc.keyframe_points) for bag in _bags(a) for fc in bag.fcurves),
+                        clip[a.name].get("layer"), clip[a.name].get("weight"), clip[a.name].get("baked"))
                for a in bpy.data.actions}
     points = {}
     sc = bpy.context.scene
@@ -107,29 +114,39 @@ def _same(a: dict, b: dict) -> None:
         assert np.allclose(p, b["points"][key], atol=1e-6), key
 
 
-def test_every_option_changed_gives_the_same_scene_from_file_import_and_the_command_line(bpy, tmp_path):
+@pytest.mark.parametrize("fid,model,anim,own", [
+    ("rite", RITE / "humanoid.ram", RITE / "walk.raa", {}),
+    # .X decides up from the data unless Manual Orientation is on (on the command line, --forward/--up say so)
+    ("xfile", X / "tiny_4anim.x", X / "tiny_4anim.x", {"manual_orientation": True}),
+], ids=["rite", "xfile"])
+def test_every_option_changed_gives_the_same_scene_from_file_import_and_the_command_line(bpy, tmp_path, fid, model,
+                                                                                          anim, own):
     import_options = ext("io.import_options")
-    rite = ext("io.formats").by_id("rite")
+    fmt = ext("io.formats").by_id(fid)
+    if fid == "xfile":      # a texture that is there, for Pack Images
+        text = model.read_text(encoding="latin-1").replace("tiny\\\\Tiny_skin.dds", "wall.png")
+        model = anim = tmp_path / model.name
+        model.write_text(text, encoding="latin-1")
+        shutil.copyfile(DATA / "x" / "crafted" / "wall.png", tmp_path / "wall.png")
     # every shared option, each away from its default for the format (Forward/Up too)
     assert set(MODEL) == {s.id for s in import_options.MODEL}
     assert set(ANIM) == {s.id for s in import_options.ANIM}
     for values, specs in ((MODEL, import_options.MODEL), (ANIM, import_options.ANIM)):
-        for spec in import_options.for_format(specs, rite):
+        for spec in import_options.for_format(specs, fmt):
             assert values[spec.id] != spec.default, spec.id
-    assert bpy.ops.import_scene.rite(filepath=str(RITE / "humanoid.ram"), **MODEL) == {"FINISHED"}
-    assert bpy.ops.import_anim.rite(filepath=str(RITE / "walk.raa"), **ANIM) == {"FINISHED"}
+    assert getattr(bpy.ops.import_scene, fid)(filepath=str(model), **MODEL, **own) == {"FINISHED"}
+    assert getattr(bpy.ops.import_anim, fid)(filepath=str(anim), **ANIM) == {"FINISHED"}
     by_operators = _state(bpy)
     assert by_operators["tracks"] and by_operators["active"] is None           # a mergeable layer, not the action
-    assert by_operators["range"] == (1, 250)                                    # the scene's own, not the walk's
+    assert by_operators["range"] == (1, 250)                                    # the scene's own, not the clip's
+    assert bool(by_operators["packed"]) == (fid == "xfile")                     # the texture, packed
     blend = tmp_path / "cli.blend"
-    assert ext("cli").main(["import", str(RITE / "humanoid.ram"), str(RITE / "walk.raa"), "-o", str(blend),
-                            *FLAGS]) == 0
+    assert ext("cli").main(["import", str(model), str(anim), "-o", str(blend), *FLAGS]) == 0
     bpy.ops.wm.open_mainfile(filepath=str(blend))
     _same(by_operators, _state(bpy))
     # and the defaults differ: the options were not ignored on both sides
     bpy.ops.wm.read_homefile(use_empty=True)
-    assert ext("cli").main(["import", str(RITE / "humanoid.ram"), str(RITE / "walk.raa"), "-o",
-                            str(tmp_path / "d.blend")]) == 0
+    assert ext("cli").main(["import", str(model), str(anim), "-o", str(tmp_path / "d.blend")]) == 0
     bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "d.blend"))
     defaults = _state(bpy)
     assert defaults["active"] is not None and defaults["range"] != (1, 250)
