@@ -131,3 +131,21 @@ def test_import_defaults_are_checked_with_a_clear_error(toy, monkeypatch):
         assert "toy2" not in {f.id for f in formats.FORMATS}
     assert register().default_forward_up == ("X", "Z")
     formats.unregister("toy2")
+
+
+def test_export_bake_pose_keeps_its_old_spellings():
+    """Export's Bake Pose is --bake-pose/--no-bake-pose; --bake/--no-bake
+    still work, unlisted, and .X's --format still names the storage."""
+    from legacy_skin_io.io import export_options
+    from legacy_skin_io.io.options import given
+
+    def parse(*argv):
+        return given(cli.build_parser().parse_args(["export", "a.blend", "-o", "b.x", *argv]), export_options.OPTIONS)
+
+    assert parse("--no-bake") == {"bake_pose": False} == parse("--no-bake-pose")
+    assert parse("--bake") == {"bake_pose": True} == parse("--bake-pose")
+    usage = " ".join(_sub("export").format_help().split()).split("positional arguments")[0]
+    assert "--bake-pose" in usage and "--bake " not in usage and "--no-bake " not in usage and "--format" not in usage
+    storage = formats.by_id("xfile").options.STORAGE
+    args = cli.build_parser().parse_args(["export", "a.blend", "-o", "b.x", "--format", "binary"])
+    assert given(args, (storage,)) == {"storage": "binary"}
