@@ -73,8 +73,9 @@ class Format:
 
     @property
     def default_forward_up(self) -> tuple[str, str]:
-        """The importer's default Forward and Up (the axes of the file that
-        :meth:`default_axes` turns to Blender's -Y and Z)."""
+        """The importers' default Forward and Up: the file's axes that
+        :meth:`default_axes` turns to Blender's Y and Z (as ``bpy_extras``'
+        ``axis_conversion`` maps Forward and Up)."""
         from ..scene.orientation import axis_name
 
         c = self.default_axes().C
