@@ -31,13 +31,13 @@ def whole_frame(value) -> int:
     """``value`` as a frame number: a whole, non-negative number (40 or
     40.0, not 40.5, not True); ValueError saying why not."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"not a number ({shown(value)})")
+        raise ValueError(f"not a number ({quoted(value)})")
     if isinstance(value, numbers.Integral):
         frame = int(value)
     else:
         v = float(value)
         if not math.isfinite(v) or not v.is_integer():
-            raise ValueError(f"not a whole frame ({shown(value)})")
+            raise ValueError(f"not a whole frame ({quoted(value)})")
         frame = int(v)
     if frame < 0:
         raise ValueError(f"negative frame ({frame})")
@@ -49,7 +49,7 @@ def whole_frame(value) -> int:
 def check_name(name) -> str:
     """``name`` if it can name a clip; ValueError saying why not."""
     if not isinstance(name, str):
-        raise ValueError(f"the name is not a string ({shown(name)})")
+        raise ValueError(f"the name is not a string ({quoted(name)})")
     if not name.strip():
         raise ValueError("empty name")
     if len(name) > MAX_NAME:
@@ -68,7 +68,7 @@ def listed(names) -> str:
     return f"{len(names)} range{'s' if len(names) != 1 else ''}: {', '.join(names[:SHOWN])}{more}"
 
 
-def shown(value) -> str:
+def quoted(value) -> str:
     """``value`` as JSON (else its repr), cut to 40 characters: for a message."""
     try:
         text = json.dumps(value, ensure_ascii=False)

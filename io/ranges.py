@@ -12,8 +12,8 @@ Two forms are read:
   whole frames, both ends inclusive; read strictly (a clear error, with the
   line, for anything else);
 * a Minetest/Luanti mod's Lua file (a player model registration, a mob
-  definition, an entity calling ``set_animation``), read by the small
-  tokenizer of :mod:`.lua_scan`: ``stand = {x = 0, y = 79}`` tables,
+  definition, an entity calling ``set_animation``), read by :mod:`.lua_scan`
+  on the tokens of :mod:`.lua_tokens`: ``stand = {x = 0, y = 79}`` tables,
   mobs-style ``stand_start``/``stand_end`` fields and
   ``obj:set_animation({x = 0, y = 79}, 30)`` calls. What the file holds
   beyond plain number literals is skipped with a warning naming the line.
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .atomic import Batch, write_atomic
-from .clip_range import MAX_RANGES, ClipRange, check_name, listed, shown, whole_frame
+from .clip_range import MAX_RANGES, ClipRange, check_name, listed, quoted, whole_frame
 from .errors import FormatError, Warnings, group, note
 from .lua_scan import scan_lua
 from .lua_tokens import LUA_KEYWORDS
@@ -139,10 +139,10 @@ def _json_form(path, text: str, data, w) -> RangeFile:
             group(w, f"{fname}: unknown keys ignored", key)
     fps = data["fps"]
     if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not math.isfinite(fps) or fps <= 0:
-        raise fail(f'"fps" must be a positive number, not {shown(fps)}', keys.get("fps"))
+        raise fail(f'"fps" must be a positive number, not {quoted(fps)}', keys.get("fps"))
     items = data["clips"]
     if not isinstance(items, list):
-        raise fail(f'"clips" must be a list of {{"name": ..., "start": ..., "end": ...}}, not {shown(items)}',
+        raise fail(f'"clips" must be a list of {{"name": ..., "start": ..., "end": ...}}, not {quoted(items)}',
                    keys.get("clips"))
     if len(items) > MAX_RANGES:
         raise fail(f"more than {MAX_RANGES} clips ({len(items)})", keys.get("clips"))
@@ -152,7 +152,7 @@ def _json_form(path, text: str, data, w) -> RangeFile:
         line = lines[k] if k < len(lines) else None
         where = f"clip {k + 1}"
         if not isinstance(item, dict):
-            raise fail(f'{where}: expected an object {{"name": ..., "start": ..., "end": ...}}, not {shown(item)}',
+            raise fail(f'{where}: expected an object {{"name": ..., "start": ..., "end": ...}}, not {quoted(item)}',
                        line)
         for key in _CLIP_KEYS:
             if key not in item:
@@ -161,7 +161,7 @@ def _json_form(path, text: str, data, w) -> RangeFile:
             name = check_name(item["name"])
         except ValueError as exc:
             raise fail(f"{where}: {exc}", line) from None
-        where = f"clip {shown(name)}"
+        where = f"clip {quoted(name)}"
         frames = []
         for key in ("start", "end"):
             try:
@@ -249,13 +249,13 @@ def _clips_to_write(clips) -> list[ClipRange]:
             name = check_name(clip.name)
             start, end = whole_frame(clip.start), whole_frame(clip.end)
         except ValueError as exc:
-            raise FormatError(f"clip {shown(getattr(clip, 'name', clip))}: {exc}") from None
+            raise FormatError(f"clip {quoted(getattr(clip, 'name', clip))}: {exc}") from None
         if end < start:
-            raise FormatError(f"clip {shown(name)}: end {end} is before start {start}")
+            raise FormatError(f"clip {quoted(name)}: end {end} is before start {start}")
         first = seen.get(name)
         if first is not None:
             if (first.start, first.end) != (start, end):
-                raise FormatError(f"clip {shown(name)} given twice with different ranges: "
+                raise FormatError(f"clip {quoted(name)} given twice with different ranges: "
                                   f"{first.start}-{first.end} and {start}-{end}")
             continue
         seen[name] = ClipRange(name, start, end)
@@ -269,7 +269,7 @@ def _clips_to_write(clips) -> list[ClipRange]:
 
 def _fps_to_write(fps) -> float:
     if isinstance(fps, bool) or not isinstance(fps, numbers.Real) or not math.isfinite(fps) or fps <= 0:
-        raise FormatError(f"fps must be a positive number, not {shown(fps)}")
+        raise FormatError(f"fps must be a positive number, not {quoted(fps)}")
     return float(fps)
 
 
