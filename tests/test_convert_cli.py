@@ -19,8 +19,8 @@ import pytest
 from conftest import DATA, ROOT, SAMPLES
 
 from legacy_skin_io import cli
-from legacy_skin_io.io import convert, progress
-from legacy_skin_io.io.convert import EXIT_LOSS, LOSS_LIMIT
+from legacy_skin_io.cli import convert, progress
+from legacy_skin_io.cli.convert import EXIT_LOSS, LOSS_LIMIT
 from legacy_skin_io.io.rite import adapter as rite
 from legacy_skin_io.io.xfile import adapter as xfile
 from legacy_skin_io.scene import evaluate as ev

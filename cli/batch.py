@@ -10,7 +10,7 @@ whose stem, followed by ``_``, begins its stem (``hero.ram`` takes
 ``hero_walk.raa``, as ``convert`` names them); one that goes with no model
 is reported as failed.
 
-Each model is one job (:func:`.convert.convert_files`, which never raises);
+Each model is one job (``io.convert.convert_files``, which never raises);
 ``--jobs N`` runs N at once in worker processes, ``--scheduler ADDRESS`` on
 Dask distributed (:mod:`.cluster`). A bad file never stops the others: the
 end is a table of every file (converted, its loss and warnings; failed,
@@ -34,12 +34,14 @@ from contextlib import closing, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cluster, export_options, options
+from ..io import export_options, options
+from ..io.convert import Outcome, convert_files
+from ..io.errors import FormatError
+from ..io.formats import FORMATS, Format, UnknownFormat, for_path
+from . import cluster
 from .batch_report import Report, done_before, skipped
 from .cluster import SchedulerError
-from .convert import EXIT_LOSS, INPUT, Outcome, convert_files, limit
-from .errors import FormatError
-from .formats import FORMATS, Format, UnknownFormat, for_path
+from .convert import EXIT_LOSS, INPUT, limit
 from .progress import Progress
 
 

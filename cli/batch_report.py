@@ -37,9 +37,9 @@ import json
 import os
 from pathlib import Path
 
-from .convert import Outcome
-from .errors import FormatError
-from .paths import check_target
+from ..io.convert import Outcome
+from ..io.errors import FormatError
+from ..io.paths import check_target
 
 STATUSES = ("ok", "warned", "failed")
 
