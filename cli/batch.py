@@ -81,13 +81,13 @@ def run_job(job: Job) -> Outcome:
 def _format_of(name: str) -> tuple[Format, bool] | None:
     """(format, is an animation file) of a file name, by suffix only."""
     suffix = Path(name).suffix.lower()
-    for f in FORMATS:
-        if f.writes_only:                   # an input of no reader
+    for fmt in FORMATS:
+        if fmt.writes_only:                 # an input of no reader
             continue
-        if suffix in f.model_suffixes:
-            return f, False
-        if suffix in f.anim_suffixes:
-            return f, True
+        if suffix in fmt.model_suffixes:
+            return fmt, False
+        if suffix in fmt.anim_suffixes:
+            return fmt, True
     return None
 
 
@@ -150,9 +150,9 @@ def _options(args, jobs: list[Job], out_fmt: Format, warnings: list[str]) -> Non
     """Each job's reader and writer options from the command line (checked;
     flags no input or output format has are reported)."""
     in_formats = {for_path(j.inputs[0]).id: for_path(j.inputs[0]) for j in jobs}
-    read = {fid: options.given(args, f.import_options, prefix=INPUT) for fid, f in in_formats.items()}
+    read = {fid: options.given(args, fmt.import_options, prefix=INPUT) for fid, fmt in in_formats.items()}
     write = options.given(args, out_fmt.export_options)
-    mine = [s for f in in_formats.values() for s in f.import_options]
+    mine = [s for fmt in in_formats.values() for s in fmt.import_options]
     for flag in options.unused(args, mine, prefix=INPUT):
         warnings.append(f"{flag}: not an option of the input files' formats, ignored")
     for flag in options.unused(args, out_fmt.export_options + export_options.CONVERT):
@@ -346,7 +346,7 @@ def _resumed(report: str, jobs: list[Job]) -> tuple[list[Job], int]:
 def run(args) -> int:
     """``convert DIR -o OUTDIR --to EXT [--jobs N | --scheduler ADDRESS] [--report FILE [--resume]]``."""
     root, out_root = Path(args.inputs[0]), Path(args.output)
-    models = ", ".join(s for f in FORMATS for s in f.model_suffixes)
+    models = ", ".join(s for fmt in FORMATS for s in fmt.model_suffixes)
     if not args.to:
         print(f"error: {root}: a folder converts with --to EXT, the format to write ({models})", file=sys.stderr)
         return 2

@@ -63,7 +63,7 @@ def _model_args(p) -> None:
 def _suffixes(kind: str, read: bool = False) -> str:
     """The registered formats' model or animation suffixes, for --help
     (``read``: of the formats that are read)."""
-    return ", ".join(s for f in formats.FORMATS if not (read and f.writes_only) for s in getattr(f, kind))
+    return ", ".join(s for fmt in formats.FORMATS if not (read and fmt.writes_only) for s in getattr(fmt, kind))
 
 
 def _union(*groups) -> tuple:
@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     options.add_flags(p.add_argument_group("export options (every format)"),
                       [("every format", export_options.OPTIONS)])
     options.add_flags(p.add_argument_group("format options (each applies to its format's files)"),
-                      [(f.label, f.export_options) for f in formats.FORMATS])
+                      [(fmt.label, fmt.export_options) for fmt in formats.FORMATS])
     p.set_defaults(func=lambda a: _blender("cmd_export", a))
     return ap
 

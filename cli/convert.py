@@ -38,7 +38,7 @@ EXIT_LOSS = 3
 def add_arguments(parser) -> None:
     """The ``convert`` subcommand's arguments (an argparse parser), the
     formats' options generated from the registry."""
-    models = ", ".join(s for f in FORMATS for s in f.model_suffixes)
+    models = ", ".join(s for fmt in FORMATS for s in fmt.model_suffixes)
     parser.add_argument("inputs", nargs="+", metavar="INPUT",
                         help="the file(s) to read: a model file and any animation files of its format; or one "
                              "folder, converted as a whole (with --to)")
@@ -75,9 +75,9 @@ def add_arguments(parser) -> None:
                             "scheduler), a scheduler file (.json), or local:N (N worker processes here); "
                             "needs pip install -r requirements-cluster.txt")
     options.add_flags(parser.add_argument_group("output options (each applies to its format's output)"),
-                      [(f.label, f.export_options) for f in FORMATS])
+                      [(fmt.label, fmt.export_options) for fmt in FORMATS])
     options.add_flags(parser.add_argument_group("input options (each applies to its format's input)"),
-                      [(f.label, f.import_options) for f in FORMATS], prefix=INPUT)
+                      [(fmt.label, fmt.import_options) for fmt in FORMATS], prefix=INPUT)
 
 
 

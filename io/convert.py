@@ -51,9 +51,9 @@ def convert(inputs: list[str], output: str, *, fps: float = 24.0, read_options: 
         raise FormatError("no input file given")
     out_fmt = for_path(output, sniff=False)
     in_fmts = [for_path(p) for p in inputs]
-    if len({f.id for f in in_fmts}) != 1:
+    if len({fmt.id for fmt in in_fmts}) != 1:
         raise FormatError("the input files are of different formats: "
-                          + ", ".join(f"{Path(p).name} ({f.label})" for p, f in zip(inputs, in_fmts)))
+                          + ", ".join(f"{Path(p).name} ({fmt.label})" for p, fmt in zip(inputs, in_fmts)))
     if out_fmt.anim_suffixes and Path(output).suffix.lower() in out_fmt.anim_suffixes:
         raise FormatError(f"write a model file ({', '.join(out_fmt.model_suffixes)}); its animations are "
                           f"written beside it", path=output)
