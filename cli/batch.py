@@ -28,11 +28,12 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import closing, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..io import export_options, options
 from ..io.convert import Outcome, convert_files
@@ -175,7 +176,7 @@ def _size(job: Job) -> int:
     return total
 
 
-def _lost(job: Job, err: BaseException) -> Outcome:
+def _lost(job: Job, err: object) -> Outcome:
     """The outcome of a job whose worker died (killed, out of memory) or
     whose task could not run."""
     said = str(err).strip().splitlines()
@@ -183,7 +184,11 @@ def _lost(job: Job, err: BaseException) -> Outcome:
     return Outcome(job.inputs, job.output, error=f"{job.name}: the worker process failed ({why})")
 
 
-def _in_process(jobs: list[Job]) -> Iterator[tuple[int, Outcome]]:
+#: (index in the jobs, outcome) as each job is done; closed when the run stops
+Runs = Generator[tuple[int, Outcome], None, None]
+
+
+def _in_process(jobs: list[Job]) -> Runs:
     for k, job in enumerate(jobs):
         yield k, run_job(job)
 
@@ -202,7 +207,7 @@ def _watch_parent() -> None:
     threading.Thread(target=watch, name="lsio-parent-watch", daemon=True).start()
 
 
-def _in_processes(jobs: list[Job], workers: int) -> Iterator[tuple[int, Outcome]]:
+def _in_processes(jobs: list[Job], workers: int) -> Runs:
     # spawn, never fork: a forked child inherits the locks other threads (the progress
     # line's, Blender's) held at that moment and can hang on them
     spawn = multiprocessing.get_context("spawn")
@@ -219,12 +224,12 @@ def _in_processes(jobs: list[Job], workers: int) -> Iterator[tuple[int, Outcome]
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _on_scheduler(jobs: list[Job], sizes: list[int], address: str) -> Iterator[tuple[int, Outcome]]:
+def _on_scheduler(jobs: list[Job], sizes: list[int], address: str) -> Runs:
     def say(line: str) -> None:
         print(f"note: {line}", file=sys.stderr)
 
     for k, got in cluster.completed(jobs, sizes, run_job, address, say=say):
-        yield k, got if isinstance(got, Outcome) else _lost(jobs[k], got)
+        yield k, got if isinstance(got, Outcome) else _lost(jobs[k], got)     # (the worker's exception)
 
 
 def convert_all(jobs: list[Job], workers: int = 1, *, scheduler: str | None = None,
@@ -236,10 +241,11 @@ def convert_all(jobs: list[Job], workers: int = 1, *, scheduler: str | None = No
     results: list[Outcome | None] = [None] * len(jobs)
     clashes = _clashes(jobs)
     for i, earlier in clashes.items():
-        results[i] = Outcome(jobs[i].inputs, jobs[i].output,
-                             error=f"{jobs[i].name}: its output {Path(jobs[i].output).name} is also {earlier}'s")
+        clash = Outcome(jobs[i].inputs, jobs[i].output,
+                        error=f"{jobs[i].name}: its output {Path(jobs[i].output).name} is also {earlier}'s")
+        results[i] = clash
         if report is not None:
-            report.write(results[i])
+            report.write(clash)
     todo = [i for i in range(len(jobs)) if i not in clashes]
     size: dict[int, int] = {}
     if scheduler or (workers > 1 and len(todo) > 1):
@@ -295,7 +301,7 @@ class _stopped_by:
     def __init__(self, signum: int):
         self.signum = signum
         self.got = False
-        self._saved = None
+        self._saved: Any = None         # the handler before (signal.signal's)
 
     def _handle(self, signum, frame) -> None:
         self.got = True
