@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bad_input import mutants, structural_attacks
 from blender_checks import ext, snapshot
 from conftest import DATA
 from work_bounds import bounded
@@ -256,8 +257,6 @@ def test_a_bug_while_exporting_is_an_internal_error(bpy, monkeypatch, capsys, tm
 # fuzzing through the operators
 
 def _structural_sample(step: int):
-    from test_xfile_hostile import structural_attacks
-
     for k, (name, data) in enumerate(structural_attacks()):
         if k % step == 0:
             yield name, data
@@ -275,37 +274,6 @@ def test_structural_attacks_through_the_operator(bpy, tmp_path):
     assert n >= 60
 
 
-def _mutants(seed: int, data: bytes, count: int):
-    rng = np.random.default_rng(seed)
-    numbers = [b"nan", b"inf", b"-1e39", b"4294967295", b"-1", b"1e308", b"0", b"99999999999999999999"]
-    for _ in range(count):
-        b = bytearray(data)
-        kind = rng.integers(0, 4)
-        if kind == 0:                                   # flip bytes
-            for i in rng.integers(16, len(b), size=int(rng.integers(1, 8))):
-                b[i] = int(rng.integers(0, 256))
-        elif kind == 1:                                 # truncate
-            del b[int(rng.integers(16, len(b))):]
-        elif kind == 2:                                 # a hostile number where a number was
-            lines = bytes(b).split(b"\n")
-            i = int(rng.integers(1, len(lines)))
-            toks = lines[i].replace(b",", b" ").replace(b";", b" ").split()
-            nums = [t for t in toks if t[:1].isdigit() or t[:1] == b"-"]
-            if nums:
-                lines[i] = lines[i].replace(nums[int(rng.integers(0, len(nums)))],
-                                            numbers[int(rng.integers(0, len(numbers)))], 1)
-            b = bytearray(b"\n".join(lines))
-        else:                                           # duplicate or drop a line
-            lines = bytes(b).split(b"\n")
-            i = int(rng.integers(1, len(lines)))
-            if rng.random() < 0.5:
-                lines.insert(i, lines[i])
-            else:
-                del lines[i]
-            b = bytearray(b"\n".join(lines))
-        yield bytes(b)
-
-
 @pytest.mark.parametrize("op,source", [
     ("xfile", X / "assimp" / "test_cube_text.x"), ("xfile", X / "assimp" / "anim_test.x"),
     ("rite", DATA / "rite" / "contract_example.ram"),
@@ -315,7 +283,7 @@ def test_mutation_fuzzer_through_the_operator(bpy, tmp_path, op, source):
     finite) or a one-line error with the scene untouched."""
     data = source.read_bytes()
     ok = failed = 0
-    for k, mutant in enumerate(_mutants(zlib.crc32(source.name.encode()) % 1000, data, 25)):
+    for k, mutant in enumerate(mutants(zlib.crc32(source.name.encode()) % 1000, data, 25)):
         bpy.ops.wm.read_homefile(use_empty=True)
         out = _import(bpy, op, mutant, tmp_path / f"m{k}{source.suffix}")
         if out == {"FINISHED"}:
