@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Hostile files through the operators (issue 9), not only the parsers: every
+"""Hostile files through the operators, not only the parsers: every
 case gives a clean import or a one-line error (RuntimeError from bpy.ops),
 leaves the scene exactly as it was on failure, and stays within work linear
 in the file (``work_bounds``). A larger campaign: ``python3.11 tools/run.py py tools/fuzz_campaign.py``."""
@@ -263,7 +263,7 @@ def _structural_sample(step: int):
 
 
 def test_structural_attacks_through_the_operator(bpy, tmp_path):
-    """Every 12th of the parser campaign's structural attacks (deep and
+    """Every 12th of the structural attacks of ``bad_input`` (deep and
     shared references, huge counts and indices, non-finite values in every
     numeric field, extreme times, hostile strings), driven through
     bpy.ops.import_scene.xfile."""

@@ -5,7 +5,7 @@ megabyte names): each is refused quickly with a FormatError naming the file
 and the line / byte offset, and nothing else ever escapes. Blemishes a real
 file may hold (UVs, normals or colours that are not finite, a key time no
 tick can be) cost a warning naming the line instead (more in
-``test_xfile_blemishes.py``)."""
+``test_bad_input_xfile_blemishes.py``)."""
 from __future__ import annotations
 
 import struct
@@ -37,7 +37,7 @@ def _error(data: bytes, name: str = "h.x") -> FormatError:
 
 
 def _small(data: bytes, megabytes: float = 32.0) -> FormatError:
-    """The campaign's cases also took gigabytes: now a few MB at most."""
+    """The memory a refusal takes: a few MB at most (such files once took gigabytes)."""
     tracemalloc.start()
     try:
         with pytest.raises(FormatError) as info:
@@ -107,7 +107,7 @@ def test_reference_chain_of_10000_parses_in_linear_work():
 def test_reference_chain_deeper_than_the_limit():
     # 10,001 levels: the frame at level 10,001 is F0, linked by "{ F0 }" on line 3.
     _at_line(chain(limits.MAX_FRAME_DEPTH + 1), 3, "Frame 'F0' lies 10001 levels deep")
-    # 100,000 levels (the campaign's case, past the 256-level nesting limit):
+    # 100,000 levels (past the 256-level nesting limit):
     # refused at the reference that reaches level 10,001.
     _at_line(chain(100_000), 90_002, "Frame 'F89999' lies 10001 levels deep")
 
@@ -213,7 +213,7 @@ def test_huge_binary_counts():
 
 # -- 3. MSZIP bombs ----------------------------------------------------------------
 def test_mszip_bomb_is_refused_before_inflating():
-    # 4 GB from a ~4 MB file (the campaign's case): refused at the block whose
+    # 4 GB from a ~4 MB file (such a file took 4 GB once): refused at the block whose
     # running total passes MAX_RATIO x the file size, before anything is inflated.
     data, head, block = mszip_bomb(131071)
     limit = mszip.allowance(len(data))

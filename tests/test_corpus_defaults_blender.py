@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Every corpus file imported as a new user imports it (issue 16): File >
+"""Every corpus file imported as a new user imports it: File >
 Import with no option touched, then looked at.
 
 Each file is imported once (through ``bpy.ops``, the installed extension)
