@@ -2,9 +2,9 @@
 """The automatic up axis (scene/orientation.py) without Blender.
 
 What is up for each corpus file is the catalogue's judgement
-(tests/data/x/real/PROVENANCE.md and the issue: tiny_4anim.x is authored
-Z-up, the other characters Y-up), checked here by joint names (the head
-above the feet), never by the detector's own measure.
+(tests/data/x/real/PROVENANCE.md: tiny_4anim.x is authored Z-up, the
+other characters Y-up), checked here by joint names (the head above the
+feet), never by the detector's own measure.
 """
 from __future__ import annotations
 
