@@ -107,12 +107,13 @@ def test_reference_chain_of_10000_parses_in_linear_work():
 def test_reference_chain_deeper_than_the_limit():
     # 10,001 levels: the frame at level 10,001 is F0, linked by "{ F0 }" on line 3.
     _at_line(chain(limits.MAX_FRAME_DEPTH + 1), 3, "Frame 'F0' lies 10001 levels deep")
-    # 100,000 levels (past the 256-level nesting limit):
-    # refused at the reference that reaches level 10,001.
-    _at_line(chain(100_000), 90_002, "Frame 'F89999' lies 10001 levels deep")
+    # 20,000 levels (past the 256-level nesting limit): refused at the reference that reaches
+    # level 10,001, deep in the file (the root is the last frame), not at the first or the last.
+    _at_line(chain(20_000), 10_002, "Frame 'F9999' lies 10001 levels deep")
 
 
-def test_too_many_frames():
+def test_too_many_frames(monkeypatch):
+    monkeypatch.setattr(limits, "MAX_FRAMES", 1000)
     data = TXT + b"Frame {}\n" * (limits.MAX_FRAMES + 1)
     _at_line(data, limits.MAX_FRAMES + 2, f"more than {limits.MAX_FRAMES} frames")
 
