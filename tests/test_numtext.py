@@ -203,14 +203,14 @@ def hostile_values(m, rng) -> None:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_ram_text_is_that_of_percent_formatting(seed):
     rng = np.random.default_rng(seed)
-    m = random_ram(seed, n_per_joint=40 if seed else 2500)          # seed 0: several blocks per section
+    m = random_ram(seed, n_per_joint=40 if seed else 2500)          # the first seed: several blocks per section
     for k, name in ((1, "épaule\0droite"), (2, "lone \ud800 surrogate")):
         m.joints[k] = RiteJoint(name, m.joints[k].parent, m.joints[k].orientation, m.joints[k].translation,
                                 m.joints[k].rotation)
     hostile_values(m, rng)
     text = ram_to_text(m)
     assert text == percent_ram(m)
-    assert len(m.weight_value) > 16384 or seed                     # (seed 0 spans blocks)
+    assert len(m.weight_value) > 16384 or seed                     # (the first seed spans blocks)
 
 
 def test_raa_text_is_that_of_percent_formatting():
