@@ -25,6 +25,8 @@ always ``float()``'s.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .general import general_decimals, general_integers
@@ -73,3 +75,7 @@ def _decimals(codes, words, starts, ends, first):
     if len(rest):
         values[rest], done[rest] = general_decimals(codes, words, starts[rest], ends[rest], first[rest])
     return values, done
+
+
+if os.environ.get("LSIO_PLAIN_NUMERICS"):      # bench/run_all.py --numerics plain: numpy's own parser
+    from .plain import parse_decimals  # noqa: F811

@@ -26,6 +26,7 @@ uses. Tables of fewer than ``_SMALL`` rows are formatted with ``%`` itself.
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -137,3 +138,7 @@ def _join(fields: list, m: int) -> bytes:
             rows[:, j] = w
             j += 1
     return rows.tobytes().translate(None, b"\0")
+
+
+if os.environ.get("LSIO_PLAIN_NUMERICS"):      # bench/run_all.py --numerics plain: Python's % formatting
+    from .plain import format_rows  # noqa: F811
