@@ -2,7 +2,7 @@
 """Decimal tokens to numbers with numpy's own text parser (``np.fromstring``),
 bit for bit as Python's ``float()`` reads them: :func:`parse_decimals`.
 
-The tokens are given as byte codes (``CODES``: a digit is its value, the
+The tokens are given as byte codes (``swar.CODES``: a digit is its value, the
 point and the signs have codes of their own, every other byte of a word is
 ``OTHER`` or above) with their offsets. Tokens of the form ``[+-]digits[.digits]``
 are checked with a few passes of numpy over the codes, written back as text
@@ -15,25 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CODES", "PAD", "parse_decimals"]
+from .swar import MINUS, OTHER, PLUS, POINT
 
-#: Codes of any value a buffer must hold before its first token and after its last.
-PAD = 40
-DIGITS, POINT, PLUS, MINUS, OTHER = 10, 0x10, 0x20, 0x60, 0x80
+__all__ = ["parse_decimals"]
 
-
-def _codes() -> bytes:
-    table = bytearray([OTHER] * 256)
-    for d in range(10):
-        table[48 + d] = d
-    table[ord(".")], table[ord("+")], table[ord("-")] = POINT, PLUS, MINUS
-    return bytes(table)
-
-
-#: ``bytes.translate`` table from text to the codes (callers may give the
-#: bytes that are never in a number, OTHER here, their own codes of 0x80 or
-#: more).
-CODES = _codes()
 # code -> the character back (a blank for anything else), and its count in a token,
 # packed in 16-bit fields: digits, points, signs, anything else (_END: past the token)
 _END = 0xFF
@@ -53,8 +38,7 @@ _EXACT_INT = 2 ** 53
 def parse_decimals(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, integers: bool = False):
     """``(values, done)`` for the tokens ``codes[starts[i]:ends[i]]`` (non-empty).
 
-    ``codes`` is the text translated with ``CODES`` (a uint8 array), with at
-    least ``PAD`` codes before the first token and after the last.
+    ``codes`` is the text translated with ``swar.CODES`` (a uint8 array).
     ``done[i]``: ``values[i]`` is ``float()`` of token ``i``, bit for bit
     (float64) and finite; elsewhere ``values[i]`` is undefined. With
     ``integers``, only ``[+-]digits`` below 2**53 are converted, to int64.

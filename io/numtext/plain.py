@@ -19,24 +19,31 @@ _BLOCK_ROWS = 16384                 # rows per block: the text is yielded as it 
 
 
 def format_rows(columns: Sequence, block_rows: int = _BLOCK_ROWS) -> Iterator[bytes]:
-    """Yield the text of the rows of ``columns``, a block of rows at a time.
-
-    Each column is an integer array (``uint64`` is written unsigned, others
-    as int64), a float array (as float64), a ``range``, or a pair ``(table,
-    index)`` of strings: row ``i`` is ``table[index[i]]`` (bytes); all have
-    the same length.
-    """
-    columns = [_column(c) for c in columns]
-    lengths = [len(c[1]) if isinstance(c, tuple) else len(c) for c in columns]
-    n = lengths[0] if lengths else 0
-    if any(k != n for k in lengths):
-        raise ValueError("columns differ in length")
+    """``numtext.format_rows``'s text, block by block, through ``%`` alone."""
+    columns, n = columns_of(columns)
     line = b" ".join(b"%s" if isinstance(c, tuple) else b"%r" if isinstance(c, np.ndarray) and c.dtype.kind == "f"
                      else b"%d" for c in columns) + b"\n"
     for a in range(0, n, block_rows):
         b = min(n, a + block_rows)
         values = [_values(c, a, b) for c in columns]
         yield (line * (b - a)) % tuple(itertools.chain.from_iterable(zip(*values)))
+
+
+def columns_of(columns: Sequence) -> tuple[list, int]:
+    """The columns as both writers take them, and their length (the same for all).
+
+    Each column is an integer array (``uint64`` is written unsigned, others
+    as int64), a float array (as float64), a ``range``, or a pair ``(table,
+    index)`` of strings: row ``i`` is ``table[index[i]]`` (bytes). Out: a
+    ``range``, an int64, uint64 or float64 array, or ``(table, index)`` as a
+    list of bytes and an intp array.
+    """
+    out = [_column(c) for c in columns]
+    lengths = [len(c[1]) if isinstance(c, tuple) else len(c) for c in out]
+    n = lengths[0] if lengths else 0
+    if any(k != n for k in lengths):
+        raise ValueError("columns differ in length")
+    return out, n
 
 
 def _column(c):
