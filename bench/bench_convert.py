@@ -47,7 +47,8 @@ def without_blender(src: Path, tmp: Path) -> float:
 
 def through_blender(bpy, src: Path, tmp: Path) -> float:
     from legacy_skin_io.io.formats import by_id
-    from legacy_skin_io.operators import builder, pipeline
+    from legacy_skin_io.io.import_options import ImportOptions
+    from legacy_skin_io.operators import pipeline
 
     xf, rite = by_id("xfile"), by_id("rite")
     out = tmp / "blender"
@@ -57,8 +58,8 @@ def through_blender(bpy, src: Path, tmp: Path) -> float:
     ctx = bpy.context
 
     def options(fmt):
-        fields = builder.Options.__dataclass_fields__
-        return builder.Options(**{k: v for k, v in fmt.options.IMPORT_DEFAULTS.items() if k in fields})
+        fields = ImportOptions.__dataclass_fields__
+        return ImportOptions(**{k: v for k, v in fmt.options.IMPORT_DEFAULTS.items() if k in fields})
 
     bpy.ops.wm.read_homefile(use_empty=True)
     t0 = time.perf_counter()

@@ -75,8 +75,9 @@ def main() -> int:
 
     from legacy_skin_io import register
     from legacy_skin_io.io.formats import by_id
+    from legacy_skin_io.io.import_options import ImportOptions
     from legacy_skin_io.io.rite import write_raa, write_ram
-    from legacy_skin_io.operators import builder, pipeline
+    from legacy_skin_io.operators import pipeline
 
     register()
     rite, xfile = by_id("rite"), by_id("xfile")
@@ -84,7 +85,7 @@ def main() -> int:
 
     def load(fmt, paths, check=True, axes=None, **reader_options):
         bpy.ops.wm.read_homefile(use_empty=True)
-        opts = builder.Options(bake=True, self_check=check)
+        opts = ImportOptions(key_every_frame=True, self_check=check)
         return timed(lambda: pipeline.load(ctx, fmt, [str(p) for p in paths], axes=axes, options=opts,
                                            reader_options=reader_options))[0]
 

@@ -158,10 +158,10 @@ def main() -> int:
         bpy.ops.wm.read_homefile(use_empty=True)
         return timed(lambda: pipeline.load(ctx, fmt, [str(p) for p in paths], options=options))[0]
 
-    from legacy_skin_io.operators import builder
+    from legacy_skin_io.io.import_options import ImportOptions
 
-    fields = builder.Options.__dataclass_fields__
-    options = builder.Options(**{k: v for k, v in fmt.options.IMPORT_DEFAULTS.items() if k in fields})
+    fields = ImportOptions.__dataclass_fields__
+    options = ImportOptions(**{k: v for k, v in fmt.options.IMPORT_DEFAULTS.items() if k in fields})
 
     def gltf_export(path):
         return timed(lambda: bpy.ops.export_scene.gltf(filepath=str(path), export_format="GLB"))[0]

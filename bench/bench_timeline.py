@@ -88,12 +88,13 @@ def main() -> int:
 
     from legacy_skin_io import register
     from legacy_skin_io.io.formats import by_id
-    from legacy_skin_io.operators import builder, pipeline
+    from legacy_skin_io.io.import_options import ImportOptions
+    from legacy_skin_io.operators import pipeline
 
     register()
     fmt = by_id("xfile")
-    defaults = {**{f: getattr(builder.Options(), f) for f in builder.Options.__dataclass_fields__},
-                **{k: v for k, v in fmt.options.IMPORT_DEFAULTS.items() if k in builder.Options.__dataclass_fields__}}
+    defaults = {**{f: getattr(ImportOptions(), f) for f in ImportOptions.__dataclass_fields__},
+                **{k: v for k, v in fmt.options.IMPORT_DEFAULTS.items() if k in ImportOptions.__dataclass_fields__}}
     print(f"{'file':18} {'frames':>7} {'bone-frames':>11} {'ours':>9} {'ours CPU':>9} {'bone-frames/s':>13} "
           f"{'assimp+glTF':>11} {'ratio':>6}")
     last = None
@@ -109,7 +110,7 @@ def main() -> int:
                 bpy.ops.wm.read_homefile(use_empty=True)
                 fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
                 t0, c0 = time.perf_counter(), time.process_time()
-                built = pipeline.load(bpy.context, fmt, [str(p)], options=builder.Options(**defaults))
+                built = pipeline.load(bpy.context, fmt, [str(p)], options=ImportOptions(**defaults))
                 ours.append(time.perf_counter() - t0)
                 cpu.append(time.process_time() - c0)
                 counts = bone_frames(built, fps)
@@ -131,7 +132,7 @@ def main() -> int:
             bpy.ops.wm.read_homefile(use_empty=True)
             pr = cProfile.Profile()
             pr.enable()
-            pipeline.load(bpy.context, fmt, [str(files[-1])], options=builder.Options(**defaults))
+            pipeline.load(bpy.context, fmt, [str(files[-1])], options=ImportOptions(**defaults))
             pr.disable()
             print_profile(pr, 25, "cumtime")
     assert last is not None

@@ -48,12 +48,13 @@ def main() -> int:
 
     from legacy_skin_io import register
     from legacy_skin_io.io.formats import by_id
-    from legacy_skin_io.operators import builder, pipeline
+    from legacy_skin_io.io.import_options import ImportOptions
+    from legacy_skin_io.operators import pipeline
 
     register()
     fmt = by_id("xfile")
-    defaults = {**{f: getattr(builder.Options(), f) for f in builder.Options.__dataclass_fields__},
-                **{k: v for k, v in fmt.options.IMPORT_DEFAULTS.items() if k in builder.Options.__dataclass_fields__}}
+    defaults = {**{f: getattr(ImportOptions(), f) for f in ImportOptions.__dataclass_fields__},
+                **{k: v for k, v in fmt.options.IMPORT_DEFAULTS.items() if k in ImportOptions.__dataclass_fields__}}
     files = [Path(f) for f in args.files] or x_corpus()
     print(f"{'file':34} {'KB':>6} {'ours':>9} {'assimp':>9} {'glTF imp':>9} {'baseline':>9} {'ratio':>6}  "
           f"ratio spread")
@@ -73,7 +74,7 @@ def main() -> int:
                 bpy.ops.wm.read_homefile(use_empty=True)
                 t0 = time.perf_counter()
                 try:
-                    pipeline.load(bpy.context, fmt, [str(p)], options=builder.Options(**defaults))
+                    pipeline.load(bpy.context, fmt, [str(p)], options=ImportOptions(**defaults))
                 except pipeline.IOFailed as err:
                     failed = f"our import fails: {err}"
                     break

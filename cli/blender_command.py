@@ -15,12 +15,12 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from ..io import export_options, paths
+from ..io import export_options, import_options, paths
 from ..io import options as specs
 from ..io.errors import FormatError
 from ..io.formats import UnknownFormat, for_path
 from ..io.options import MANUAL_ORIENTATION
-from ..operators import anim_build, builder, ops, pipeline, report, verify
+from ..operators import anim_build, ops, pipeline, report, verify
 from ..scene import AxisConversion, Scene, SceneError
 from .progress import Progress, counted
 
@@ -35,19 +35,21 @@ def _register():
 
 
 def _axes(fmt, args) -> AxisConversion:
+    """--forward, --up (default: the format's), --scale."""
+    given = _options(fmt, args)[1]
     try:
-        return fmt.axes(args.forward or "-Z", args.up or "Y", args.scale)
+        return fmt.axes(given.get(import_options.FORWARD.id), given.get(import_options.UP.id),
+                        given.get(import_options.SCALE.id, import_options.SCALE.default))
     except ValueError as err:      # parallel axes, a scale <= 0: a clean error (exit 2), not a traceback
         raise pipeline.IOFailed(str(err)) from None
 
 
-def _options(fmt, args) -> builder.Options:
-    bake = fmt.import_defaults.get("bake", True)     # the import operator's default
-    if args.bake:
-        bake = True
-    if args.keys_only:
-        bake = False
-    return builder.Options(bake=bake, bone_direction=args.bone_direction, every_joint_bone=args.all_joints)
+def _options(fmt, args) -> tuple[import_options.ImportOptions, dict]:
+    """The shared import options (io.import_options.chosen; IOFailed for a bad value)."""
+    try:
+        return import_options.chosen(fmt, args)
+    except specs.OptionError as err:
+        raise pipeline.IOFailed(str(err)) from None
 
 
 def _given(chosen, args) -> dict:
@@ -68,7 +70,8 @@ def scene_options(fmt, args) -> dict:
     ``--forward``/``--up`` switch Manual Orientation on unless it is given."""
     out = _given(fmt.import_options, args)
     manual = MANUAL_ORIENTATION.id
-    if (args.forward or args.up) and manual not in out and manual in {s.id for s in fmt.import_options}:
+    axes_given = {import_options.FORWARD.id, import_options.UP.id} & set(_options(fmt, args)[1])
+    if axes_given and manual not in out and manual in {s.id for s in fmt.import_options}:
         out[manual] = True
     return out
 
@@ -98,11 +101,15 @@ def import_files(args):
     first, then dominant ones). Returns (format, built, layered clips or None)."""
     _register()
     fmt = for_path(args.model)
+    axes = _axes(fmt, args)
+    opts, given = _options(fmt, args)
+    playback, weight = given.get(import_options.PLAYBACK.id), given.get(import_options.WEIGHT.id, 1.0)
+    keys = {"key_every_frame": opts.key_every_frame, "set_frame_range": opts.set_frame_range}
     for p in [args.model, *args.animations, *args.dominant]:
         _checked(paths.check_input, p)
     bpy.ops.wm.read_homefile(use_empty=True)
     mergeable, dominant = list(args.animations), list(args.dominant)
-    layered = bool(dominant) or len(mergeable) > 1 or bool(args.weights)
+    layered = bool(dominant) or len(mergeable) > 1 or bool(args.weights) or playback not in (None, "ACTION")
     if args.weights and len(args.weights) != len(mergeable):
         raise pipeline.IOFailed("--weights needs one weight per mergeable animation")
     if any(w < 0 for w in args.weights):
@@ -113,22 +120,20 @@ def import_files(args):
         if Path(p).suffix.lower() not in fmt.animation_files:
             raise pipeline.IOFailed(f"{Path(p).name}: a {fmt.label} model takes animations from "
                                     f"{', '.join(fmt.animation_files)} files")
-    axes = _axes(fmt, args)
-    opts = _options(fmt, args)
     model_options, clip_options = reader_options(fmt, args)
     with _console(f"import {Path(args.model).name}"):
         built = pipeline.load(bpy.context, fmt, [args.model], axes=axes, options=opts, reader_options=model_options)
     warnings = built.warnings
     for i, p in enumerate(mergeable):
-        weight = float(args.weights[i]) if args.weights else 1.0
         extra = pipeline.load_animations(bpy.context, fmt, [p], armature=built.armature,
-                                         layer="MERGEABLE" if layered else "ACTION", weight=weight,
-                                         bake=opts.bake, reader_options=clip_options)
+                                         playback=playback or ("MERGEABLE" if layered else "ACTION"),
+                                         weight=float(args.weights[i]) if args.weights else weight,
+                                         reader_options=clip_options, **keys)
         built.actions += extra.actions
         warnings.extend(extra.warnings)
     for p in dominant:
-        extra = pipeline.load_animations(bpy.context, fmt, [p], armature=built.armature, layer="DOMINANT",
-                                         bake=opts.bake, reader_options=clip_options)
+        extra = pipeline.load_animations(bpy.context, fmt, [p], armature=built.armature, playback="DOMINANT",
+                                         reader_options=clip_options, **keys)
         built.actions += extra.actions
         warnings.extend(extra.warnings)
     print_report(pipeline.imported_summary(args.model, built, warnings, pipeline.scene_fps(bpy.context)), warnings)
@@ -203,7 +208,9 @@ def _reference(fmt, args) -> Scene:
     animation read onto it as a layer, as the import read them."""
     axes = _axes(fmt, args)
     model_options, clip_options = scene_options(fmt, args), _given(fmt.anim_import_options, args)
-    layers = args.dominant or len(args.animations) > 1 or args.weights
+    given = _options(fmt, args)[1]
+    playback, weight = given.get(import_options.PLAYBACK.id), given.get(import_options.WEIGHT.id, 1.0)
+    layers = args.dominant or len(args.animations) > 1 or args.weights or playback not in (None, "ACTION")
     if not layers and (fmt.anim_suffixes or not args.animations):
         return fmt.read_scene([args.model, *args.animations], axes=axes, **model_options)
     reference = fmt.read_scene([args.model], axes=axes, **model_options)
@@ -212,11 +219,11 @@ def _reference(fmt, args) -> Scene:
         return reference
     clips = []
     for i, p in enumerate(args.animations):
-        weight = float(args.weights[i]) if args.weights else 1.0
-        clips += fmt.read_clips(reference.skeleton, reference.source.axes, [p], layer="MERGEABLE", weight=weight,
-                                **clip_options)
+        clips += fmt.read_clips(reference.skeleton, reference.source.axes, [p], playback=playback or "MERGEABLE",
+                                weight=float(args.weights[i]) if args.weights else weight, **clip_options)
     for p in args.dominant:
-        clips += fmt.read_clips(reference.skeleton, reference.source.axes, [p], layer="DOMINANT", **clip_options)
+        clips += fmt.read_clips(reference.skeleton, reference.source.axes, [p], playback="DOMINANT",
+                                **clip_options)
     reference.clips = clips
     return reference
 
@@ -244,8 +251,8 @@ def verify_import(fmt, built, layered: bool, args) -> tuple[list, verify.Report]
     if not built.baked and not any(c.sampler is not None for c in reference.clips):
         for c in reference.clips:      # file keys: Blender interpolates quaternions per component
             c.rotation_mode = "nlerp"
-    if args.keys_only:      # the file's keys, as Blender interpolates them (per component), unless the
-        for c in reference.clips:      # clip's sampler keys what Blender cannot interpolate (RiTE)
+    if not _options(fmt, args)[0].key_every_frame:      # the file's keys, as Blender interpolates them (per
+        for c in reference.clips:      # component), unless the clip's sampler keys what Blender cannot (RiTE)
             if not hasattr(c.sampler, "linear_keys"):
                 c.sampler = None
                 c.rotation_mode = "nlerp"
@@ -316,7 +323,10 @@ def cmd_verify(args) -> int:
                                 [f.frame for f in parts[0][1].frames])
         print(f"wrote {Path(args.render).resolve()}")
     if args.report:
-        header = report.facts(args, fmt, total, _given(fmt.import_options, args))
+        opts, given = _options(fmt, args)
+        shared = {**vars(opts), **given}
+        del shared["self_check"]
+        header = report.facts(args, fmt, total, {**shared, **_given(fmt.import_options, args)})
         try:
             page = report.write_report(bpy.context, Path(args.report), f"verify {Path(args.model).name}", parts,
                                        total, built, header, progress=Progress)

@@ -26,36 +26,21 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..io import export_options, formats, options
-from ..scene.axes import AXES
+from ..io import export_options, formats, import_options, options
 
 
 def _model_args(p) -> None:
     p.add_argument("model", help=f"model file ({_suffixes('model_suffixes', read=True)})")
     p.add_argument("animations", nargs="*",
                    help=f"animation files ({_suffixes('anim_suffixes')}); with several or with --dominant they are "
-                        f"mergeable layers")
+                        f"mergeable layers, else the active action, unless --playback says otherwise")
     p.add_argument("--dominant", action="append", default=[], metavar="ANIM",
                    help="a dominant animation layer, on top of the mergeable ones (repeatable)")
     p.add_argument("--weights", type=options.finite, nargs="*", default=[], metavar="W",
-                   help="one weight per mergeable animation (default 1 each)")
-    p.add_argument("--forward", choices=AXES,
-                   help="the file's forward axis (default -Z); with --up, they switch --manual-orientation on")
-    p.add_argument("--up", choices=AXES,
-                   help="the file's up axis (default Y; without it and --forward, formats that decide up from "
-                        "the file's data do so)")
-    p.add_argument("--scale", type=options.finite, default=1.0, help="scale applied to the model (default 1)")
-    p.add_argument("--bone-direction", default="CHILDREN", choices=("FILE", "CHILDREN"),
-                   help="CHILDREN (default): bones point along the limbs, at their children; "
-                        "FILE: bones keep the joints' axes")
-    p.add_argument("--all-joints", action="store_true", help="make a bone of every joint")
-    keys = p.add_mutually_exclusive_group()
-    keys.add_argument("--bake", action="store_true",
-                      help="key every frame with the file's exact playback (the default)")
-    keys.add_argument("--keys-only", action="store_true",
-                      help="key only the file's keys (RiTE: and every frame between keys Blender would "
-                           "interpolate differently: the same poses, verified against the runtime; DirectX: "
-                           "interpolated per component, verified against that)")
+                   help="one weight per mergeable animation (default: --weight, 1)")
+    options.add_flags(p.add_argument_group("import options", "File > Import's options, at each format's defaults; "
+                                           "--forward or --up switch --manual-orientation on"),
+                      import_options.sources(formats.FORMATS))
     options.add_flags(p.add_argument_group("format options (each applies to its format's files)"),
                       [(f.label, _union(f.import_options, f.anim_import_options)) for f in formats.FORMATS])
 

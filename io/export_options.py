@@ -22,6 +22,12 @@ PATH_MODE = Option(
            ("COPY", "Copy", "Copy the images beside the written file and name them only")),
     panel="Include")
 
+#: also the animation export's option (``export_anim.<format>``)
+BAKE_POSE = Option(
+    "bake_pose", "Bake Pose", "Write what Blender shows (the evaluated pose: constraints, drivers, any rotation "
+                              "mode) at each key and frame; off: the F-curves only", True,
+    panel="Animation", enabled_by="export_animations", old_flags=("--bake",), old_off_flags=("--no-bake",))
+
 OPTIONS = (
     Option("export_animations", "Animations", "Export the rig's actions", True, panel="Animation",
            flags=("--animations",)),
@@ -30,9 +36,7 @@ OPTIONS = (
                                          "for it"),
                   ("ALL", "All Matching", "Also every other action that animates bones of the rig's names")),
            panel="Animation"),
-    Option("bake", "Bake Pose", "Write what Blender shows (the evaluated pose: constraints, drivers, any "
-                                "rotation mode) at each key and frame; off: the F-curves only", True,
-           panel="Animation"),
+    BAKE_POSE,
     Option("apply_modifiers", "Apply Modifiers", "Write meshes as their modifiers other than the Armature "
                                                   "modifier make them (as Blender shows them)", True,
            panel="Include"),

@@ -3,52 +3,16 @@
 there are. Operators, menus, FileHandlers, the command line's flags and
 ``convert`` are generated from it.
 
-A format is a package (``io/<format>/`` for the built-in ones, any
-importable package for one added with :func:`register`) holding two
-modules. ``adapter`` provides
-
-    read_scene(paths, *, axes=None, warnings=None, **import options) -> scene.Scene
-        a model file and any animation files of the format, as one scene;
-    read_clips(skeleton, axes, paths, *, layer, weight, warnings=None, **animation import options)
-            -> [scene.Clip]
-        animation files onto an existing skeleton (formats with ``animation_files``);
-    write_scene(scene, path, *, warnings=None, axes=None, fps=24.0, **export options) -> [written paths]
-        a scene as the format's files (model and, if it has them, animation
-        files beside it; temporary file + rename, never half-written);
-    write_animation(scene, clip, path, *, warnings=None, fps=24.0, axes=None) -> [written paths]
-        one clip as an animation file (formats with ``anim_suffixes``);
-    default_axes(scale=1.0) -> scene.AxisConversion
-        file space -> Blender space when the user keeps the defaults.
-
-Each raises :class:`.errors.FormatError` (naming the file and where) for a
-file it cannot read or write, rejects options it does not have, and appends
-one-line warnings to ``warnings`` (an :class:`.errors.Warnings`, the one
-warnings channel). ``options`` lists the format's own options as
-:class:`.options.Option` specs: ``IMPORT_OPTIONS`` (``read_scene``),
-``ANIM_IMPORT_OPTIONS`` (``read_clips``), ``EXPORT_OPTIONS``
-(``write_scene``), and ``IMPORT_DEFAULTS``, the format's defaults for the
-shared import options (``bake``). A format whose reader can decide its
-axes from the file's data (``axes`` an :class:`..scene.orientation.AutoAxes`,
-read through :func:`..scene.orientation.read_oriented`) lists
-:data:`.options.MANUAL_ORIENTATION` among its import options.
-
-Call the adapter through its :class:`Format` (``fmt.read_scene(...)``
-etc.): the options are checked against the specs first, so an option the
-format does not have is one clear error for every format.
-
-A format that is only written (``writes_only``: glTF, which Blender's own
-add-on reads and writes inside Blender) has a ``write_scene`` and no
-reader; it gets no operators or menus, and reading one of its files is
-one clear error.
-
-Adding a format: write that package and add one line to :data:`FORMATS`
-(or call :func:`register` at run time).
+What a format's package provides (its ``adapter`` and ``options``
+modules, its default axes) is the adapter contract: docs/adapter-contract.md.
 """
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+import numpy as np
 
 from ..scene.validate import writable
 from .errors import FormatError
@@ -99,7 +63,29 @@ class Format:
 
     @property
     def import_defaults(self) -> dict:
+        """The format's defaults for the shared import options (``io.import_options``)."""
         return dict(getattr(self.options, "IMPORT_DEFAULTS", {}))
+
+    def default_axes(self, scale: float = 1.0):
+        """File space -> Blender space when the user keeps the defaults: the
+        adapter's ``default_axes()``, the one declaration of the format's axes."""
+        return self.adapter.default_axes(scale)
+
+    @property
+    def default_forward_up(self) -> tuple[str, str]:
+        """The importers' default Forward and Up: the file's axes that
+        :meth:`default_axes` turns to Blender's Y and Z (as ``bpy_extras``'
+        ``axis_conversion`` maps Forward and Up)."""
+        from ..scene.orientation import axis_name
+
+        c = self.default_axes().C
+        if self.left_handed:            # the options describe the file after its z is mirrored
+            c = c @ np.diag([1.0, 1.0, -1.0])
+        forward, up = axis_name(c.T @ [0.0, 1.0, 0.0]), axis_name(c.T @ [0.0, 0.0, 1.0])
+        if forward is None or up is None or np.linalg.det(c) < 0:
+            raise ValueError(f"format {self.id!r}: default_axes() is no Forward/Up choice (a rotation taking "
+                             f"file axes to Blender's{', after z is mirrored' if self.left_handed else ''})")
+        return forward, up
 
     @property
     def animation_files(self) -> tuple[str, ...]:
@@ -110,12 +96,16 @@ class Format:
     def suffixes(self) -> tuple[str, ...]:
         return self.model_suffixes + self.anim_suffixes
 
-    def axes(self, forward: str = "-Z", up: str = "Y", scale: float = 1.0):
+    def axes(self, forward: str | None = None, up: str | None = None, scale: float = 1.0):
         """File space -> Blender space for the importer's Forward/Up/Scale
-        (for a left-handed format they describe the file after its z is
-        mirrored into a right-handed space)."""
+        (None: the format's default, :attr:`default_forward_up`; for a
+        left-handed format they describe the file after its z is mirrored
+        into a right-handed space)."""
         from ..scene import AxisConversion
 
+        if forward is None or up is None:
+            default_forward, default_up = self.default_forward_up
+            forward, up = forward or default_forward, up or default_up
         return AxisConversion.from_axes(forward, up, scale, mirror_z=self.left_handed)
 
     # the adapter, with its options checked against the specs
@@ -139,19 +129,20 @@ class Format:
         if spec is None:
             return axes
         if spec.default if manual is None else manual:
-            return axes if axes is not None else self.adapter.default_axes()
+            return axes if axes is not None else self.default_axes()
         from ..scene.orientation import AutoAxes
 
-        return AutoAxes(scale=axes.s if axes is not None else 1.0, mirror_z=self.left_handed)
+        forward, up = self.default_forward_up      # the convention the file is first read with
+        return AutoAxes(scale=axes.s if axes is not None else 1.0, mirror_z=self.left_handed, forward=forward, up=up)
 
-    def read_clips(self, skeleton, axes, paths, *, layer: str = "ACTION", weight: float = 1.0, warnings=None,
+    def read_clips(self, skeleton, axes, paths, *, playback: str = "ACTION", weight: float = 1.0, warnings=None,
                    **options):
         paths = [str(p) for p in paths]
         options = check(self.anim_import_options, options, f"{self.anim_label or self.label} import",
                         paths[0] if paths else None)
         self._readable(paths)
         _inputs(paths)
-        return self.adapter.read_clips(skeleton, axes, paths, layer=layer, weight=weight, warnings=warnings,
+        return self.adapter.read_clips(skeleton, axes, paths, playback=playback, weight=weight, warnings=warnings,
                                        **options)
 
     def _readable(self, paths) -> None:
@@ -200,6 +191,10 @@ def register(fmt: Format, *, package: str | None = None) -> Format:
     their next run. Returns the registered format."""
     if package:
         fmt = replace(fmt, package=package)
+    if not fmt.writes_only:
+        from .import_options import check_defaults
+
+        check_defaults(fmt)
     if any(f.id == fmt.id for f in FORMATS):
         raise ValueError(f"a format {fmt.id!r} is already registered")
     taken = {s for f in FORMATS for s in f.suffixes} & set(fmt.suffixes)

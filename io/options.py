@@ -39,9 +39,14 @@ class Option:
     as the default) or else from the type of ``default`` (bool, int,
     float, or str: a file path, "" for none). ``panel`` is the operator
     section it is drawn in ("Transform", "Armature", "Animation", "Include",
-    "File"; another name gets a section of its own). ``flags`` are its command-line flags, the first one the
-    main one (default: ``--`` and the id with dashes); ``aliases`` more
-    command-line spellings of enum values, as (spelling, value) pairs.
+    "File"; another name gets a section of its own); ``enabled_by`` the id
+    of the switch that enables it there, if any. ``flags`` are its
+    command-line flags, the first one the main one (default: ``--`` and the
+    id with dashes); ``aliases`` more command-line spellings of enum values,
+    as (spelling, value) pairs. ``old_flags`` are former spellings of the
+    main flag, still accepted but not listed by ``--help`` (whose text of
+    the main flag names them); for a switch, ``old_off_flags`` former
+    spellings that turn it off.
     """
 
     id: str
@@ -57,13 +62,18 @@ class Option:
     #: ``convert`` offers it under its own flags too (not only ``--input-...``): an input
     #: option no output format has
     unprefixed: bool = False
+    enabled_by: str = ""
+    old_flags: tuple[str, ...] = ()
+    old_off_flags: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not self.id.isidentifier():
             raise ValueError(f"option id {self.id!r} is not an identifier")
         if self.items and self.default not in self.values:
             raise ValueError(f"option {self.id!r}: default {self.default!r} is not one of its items")
-        for f in self.cli_flags:
+        if self.old_off_flags and self.kind != "bool":
+            raise ValueError(f"option {self.id!r}: only a switch has flags that turn it off")
+        for f in self.cli_flags + self.old_flags + self.old_off_flags:
             if not _FLAG.match(f):
                 raise ValueError(f"option {self.id!r}: flag {f!r} is not of the form --lower-case-words")
 
@@ -207,13 +217,43 @@ def add_flags(parser, sources, *, prefix: str = "") -> None:
         flags = list(dict.fromkeys(_flag(prefix, f) for _, spec in users for f in spec.cli_flags))
         if prefix and all(spec.unprefixed for _, spec in users):
             flags += [f for _, spec in users for f in spec.cli_flags if f not in flags]
-        text = "; ".join(f"{label}: {_help(spec)}" for label, spec in users).replace("%", "%%")
+        text = _shared_help(users)
+        old = list(dict.fromkeys(f for _, spec in users for f in spec.old_flags))
+        off = list(dict.fromkeys(f for _, spec in users for f in spec.old_off_flags))
+        if old or off:
+            was = ", ".join(old) + (" and " if old and off else "") + \
+                (f"{', '.join(off)} for {_flag(prefix, '--no-' + main[2:])}" if off else "")
+            text += f" (formerly {was}: still accepted for one release)"
+        text = text.replace("%", "%%")
         dest = _dest(prefix, users[0][1])
+        hidden = argparse.SUPPRESS
         if switch == {True}:
             parser.add_argument(*flags, dest=dest, action=argparse.BooleanOptionalAction, default=None, help=text)
+            for spellings, value in ((old, True), (off, False)):
+                if spellings:
+                    parser.add_argument(*(_flag(prefix, f) for f in spellings), dest=dest, action="store_const",
+                                        const=value, default=None, help=hidden)
         else:
             metavar = {"enum": "CHOICE", "path": "FILE"}.get(users[0][1].kind, "N")
             parser.add_argument(*flags, dest=dest, default=None, metavar=metavar, help=text)
+            if old:
+                parser.add_argument(*(_flag(prefix, f) for f in old), dest=dest, default=None, help=hidden)
+
+
+def _shared_help(users: list[tuple[str, Option]]) -> str:
+    """The help of a flag several formats share: each format's text, or
+    one text when they differ in their defaults only (which it lists)."""
+    first = users[0][1]
+
+    def but_default(spec: Option) -> dict:
+        return {k: v for k, v in vars(spec).items() if k != "default"}
+
+    if any(but_default(spec) != but_default(first) for _, spec in users[1:]):
+        return "; ".join(f"{label}: {_help(spec)}" for label, spec in users)
+    defaults = {_shown(spec) for _, spec in users}
+    if len(defaults) == 1:
+        return _help(first)
+    return _help(first, ", ".join(f"{label} {_shown(spec)}" for label, spec in users))
 
 
 _ROLE = re.compile(r":[a-z]+:`~?([^`]*)`")
@@ -226,12 +266,20 @@ def plain(text: str) -> str:
     return _ROLE.sub(r"\1", text).replace("``", "").replace("`", "")
 
 
-def _help(spec: Option) -> str:
+def _shown(spec: Option) -> str:
+    """The default as ``--help`` shows it."""
+    if spec.kind == "bool":
+        return "on" if spec.default else "off"
+    return f"{spec.default:g}" if spec.kind in ("int", "float") else str(spec.default)
+
+
+def _help(spec: Option, default: str = "") -> str:
     text = plain(spec.description).rstrip(".")
+    default = default or _shown(spec)
     if spec.kind == "enum":
-        text += f" ({', '.join(spec.choices)}; default {spec.default})"
-    elif spec.kind == "bool":
-        text += f" (default {'on' if spec.default else 'off'})"
+        text += f" ({', '.join(spec.choices)}; default {default})"
+    elif spec.kind != "path":
+        text += f" (default {default})"
     return text
 
 

@@ -25,7 +25,8 @@ from ..scene import Scene, SceneError
 from . import metadata
 
 if TYPE_CHECKING:
-    from .builder import Built, Options
+    from ..io.import_options import ImportOptions
+    from .builder import Built
 
 MIN_BONE_FRACTION = 2e-3    # bone length floor, as a fraction of the model size
 MIN_BONE_LENGTH = 1e-3      # absolute floor (Blender units)
@@ -256,7 +257,7 @@ def create_bones(context, obj, names: list[str], parents, matrices: np.ndarray, 
         context.view_layer.objects.active = prev_active
 
 
-def build_armature(context, built: Built, name: str, options: Options, size: float,
+def build_armature(context, built: Built, name: str, options: ImportOptions, size: float,
                    binds: np.ndarray | None = None) -> None:
     scene = built.scene
     sk = scene.skeleton

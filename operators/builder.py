@@ -26,21 +26,10 @@ import numpy as np
 
 from ..core import rig
 from ..io.errors import Warnings
+from ..io.import_options import ImportOptions
 from ..scene import Clip, Scene
 from ..scene import evaluate as oracle
 from . import anim_build, anim_layers, armature_build, mesh_build, selfcheck
-
-
-@dataclass
-class Options:
-    every_joint_bone: bool = False
-    rest_from: str = "BIND"          # or "DEFAULT": rest from the default pose
-    bone_direction: str = "CHILDREN"  # or "FILE": bones keep the joints' axes
-    bake: bool = False
-    import_animations: bool = True
-    set_frame_range: bool = True
-    pack_images: bool = False
-    self_check: bool = True          # compare Blender's default pose with the oracle's (selfcheck)
 
 
 @dataclass
@@ -63,10 +52,10 @@ class Built:
     local_channels: tuple | None = None                        # armature_build.local_channels, once made
 
 
-def build(context, scene: Scene, options: Options | None = None, progress=None) -> Built:
+def build(context, scene: Scene, options: ImportOptions | None = None, progress=None) -> Built:
     """Build ``scene`` into the current Blender scene. The caller wraps this
     in a :class:`~.rollback.Rollback`."""
-    options = options or Options()
+    options = options or ImportOptions()
     built = Built(scene, default_points=oracle.default_points(scene))
     size = oracle.size(scene, built.default_points)
     sk = scene.skeleton
@@ -86,7 +75,7 @@ def build(context, scene: Scene, options: Options | None = None, progress=None) 
         progress(2)
     fps = context.scene.render.fps / context.scene.render.fps_base
     if built.armature is not None and options.import_animations and scene.clips:
-        span = anim_build.build_clips(built, fps, options.bake, size)
+        span = anim_build.build_clips(built, fps, options.key_every_frame, size)
         if options.set_frame_range and span is not None:
             set_scene_range(context.scene, span)
     objs = list(built.meshes.values()) + ([built.armature] if built.armature else []) + list(built.empties.values())

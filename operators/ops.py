@@ -15,9 +15,9 @@ import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper, orientation_helper
 
-from ..io import formats
+from ..io import export_options, formats, import_options
+from ..io.export_options import BAKE_POSE
 from ..io.formats import FORMATS, Format
-from ..io.options import MANUAL_ORIENTATION
 
 
 def report(op, summary: str, warnings) -> None:
@@ -122,23 +122,18 @@ def with_format_options(sections, specs, fmt: Format) -> tuple:
 
 class _FileImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # the stubs' invoke/check signatures differ
     """Several files at once (file browser or drag-and-drop, which shows the
-    options in a popup first). Not registered itself."""
+    options in a popup first). Not registered itself: :func:`_operator` makes
+    one per format, with the properties of the shared options (``SPECS``,
+    from ``io.import_options``) and of the format's own."""
 
     format: Format
     format_options: tuple[str, ...] = ()
     path_options: frozenset[str] = frozenset()     # the format options that are file paths
+    SPECS: tuple = ()
+    SECTIONS: tuple = ()
 
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
-    bake: BoolProperty(name="Key Every Frame", default=True,
-                       description="Key the file's exact playback wherever Blender's interpolation would miss it "
-                                   "at a frame. Off: the file's keys; RiTE also keys every frame between keys "
-                                   "Blender would interpolate differently (more than 36 degrees apart, or through "
-                                   "the loop's wrap): the same poses at every frame. DirectX keeps only its keys: "
-                                   "Blender interpolates them component by component where DirectX turns at a "
-                                   "constant speed, up to 0.03 degrees off between keys 30 degrees apart, 0.9 at 90")
-    set_frame_range: BoolProperty(name="Set Frame Range", default=True,
-                                  description="Set the scene's start and end frames to the animations'")
 
     def invoke(self, context, event):
         path = self.filepath  # type: ignore[attr-defined]  # ImportHelper's property
@@ -146,54 +141,26 @@ class _FileImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # th
             return self.invoke_popup(context)
         return ImportHelper.invoke(self, context, event)
 
+    def draw(self, context):
+        draw_sections(self, self.SECTIONS)
+
 
 class _ModelImport(_FileImport):
     """Shared by every format's model import (not registered itself)."""
 
-    global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6,
-                                description="Scale the model (files are in their author's units)")
-    bone_direction: EnumProperty(
-        name="Bone Direction", default="CHILDREN",
-        items=[("FILE", "Keep File Axes", "Each bone's axes are its joint's axes in the file"),
-               ("CHILDREN", "Point at Children", "Bones point at their child (a leaf continues its parent); "
-                                                "deformation and animation stay exact")],
-        description="Which way bones point (display and posing only: deformation is the same)")
-    every_joint_bone: BoolProperty(
-        name="All Joints as Bones", default=False,
-        description="Make a bone of every joint (off: only joints that deform or hold meshes, "
-                    "animated joints, and their parents)")
-    rest_from: EnumProperty(
-        name="Rest Pose", default="BIND",
-        items=[("BIND", "Bind Pose", "Rest pose = the pose the skin was bound in"),
-               ("DEFAULT", "Default Pose", "Rest pose = the pose the file shows without animation")],
-        description="Which pose the armature's rest pose is")
-    import_animations: BoolProperty(name="Animations", default=True,
-                                    description="One action per animation (NLA tracks, the first active)")
-    pack_images: BoolProperty(name="Pack Images", default=False,
-                              description="Pack the textures found into the .blend file")
-
-    SECTIONS = (("Transform", ("global_scale", "*axis_forward", "*axis_up"), MANUAL_ORIENTATION.id, False),
-                ("Armature", ("bone_direction", "every_joint_bone", "rest_from"), None, False),
-                ("Animation", ("import_animations", "*bake", "*set_frame_range"), "import_animations", False),
-                ("Include", ("pack_images",), None, True))
-
-    def draw(self, context):
-        draw_sections(self, self.SECTIONS)
+    SPECS = import_options.MODEL
 
     def execute(self, context):
-        from . import builder, pipeline
+        from . import pipeline
 
         fmt = self.format
-        opts = builder.Options(every_joint_bone=self.every_joint_bone, rest_from=self.rest_from,
-                               bone_direction=self.bone_direction, bake=self.bake,
-                               import_animations=self.import_animations, set_frame_range=self.set_frame_range,
-                               pack_images=self.pack_images)
         try:
             axes = _axes(self, fmt)
         except pipeline.IOFailed as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
-        results = pipeline.load_many(context, fmt, selected_paths(self), axes=axes, options=opts,
+        results = pipeline.load_many(context, fmt, selected_paths(self), axes=axes,
+                                     options=import_options.ImportOptions.of(self, fmt),
                                      reader_options=_format_values(self))
         ok = [r for r in results if r.built is not None]
         for r in results:
@@ -209,21 +176,14 @@ class _ModelImport(_FileImport):
 class _AnimImport(_FileImport):
     """Shared by every format's animation import (not registered itself)."""
 
-    mode: EnumProperty(
-        name="Playback", default="ACTION",
-        items=[("ACTION", "Active Action", "The (first) animation becomes the armature's action"),
-               ("MERGEABLE", "Mergeable (NLA)", "An NLA track mixed by weight with the other mergeable ones"),
-               ("DOMINANT", "Dominant (NLA)", "An NLA track overriding the joints it animates")],
-        description="How the animations play together")
-    weight: FloatProperty(name="Weight", default=1.0, min=0.0, max=1.0,
-                          description="Weight of a mergeable animation in the mix")
-
-    SECTIONS = (("Animation", ("mode", "weight", "bake", "set_frame_range"), None, False),)
+    SPECS = import_options.ANIM
 
     def draw(self, context):
-        # the weight applies to mergeable layers only
-        sections = tuple((title, tuple(n for n in names if n.lstrip("*") != "weight" or self.mode == "MERGEABLE"),
-                          switch, closed) for title, names, switch, closed in self.SECTIONS)
+        # the weight applies to mergeable animations only
+        weight = import_options.WEIGHT.id
+        mergeable = getattr(self, import_options.PLAYBACK.id) == "MERGEABLE"
+        sections = tuple((title, tuple(n for n in names if n.lstrip("*") != weight or mergeable), switch, closed)
+                         for title, names, switch, closed in self.SECTIONS)
         draw_sections(self, sections)
 
     def execute(self, context):
@@ -231,10 +191,10 @@ class _AnimImport(_FileImport):
 
         arm = find_armature(context)
         try:
+            # the shared options (io.import_options.ANIM) are load_animations' keywords
             built = pipeline.load_animations(context, self.format, selected_paths(self), armature=arm,
-                                             layer=self.mode, weight=self.weight, bake=self.bake,
-                                             set_frame_range=self.set_frame_range,
-                                             reader_options=_format_values(self))
+                                             reader_options=_format_values(self),
+                                             **{s.id: getattr(self, s.id) for s in self.SPECS})
         except pipeline.IOFailed as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
@@ -279,7 +239,7 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
                              "path_mode"), None, False),
                 ("Transform", ("use_stored_axes", "*global_scale", "*axis_forward", "*axis_up"), "!use_stored_axes",
                  False),
-                ("Animation", ("export_animations", "*actions", "*bake"), "export_animations", False))
+                ("Animation", ("export_animations", "*actions", "*bake_pose"), "export_animations", False))
 
     def draw(self, context):
         draw_sections(self, self.SECTIONS)
@@ -308,10 +268,7 @@ class _AnimExport(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # th
     selected tracks', else the unmuted ones', one file each)."""
 
     format: Format
-    bake: BoolProperty(name="Bake Pose", default=True,
-                       description="Write what Blender shows (the evaluated pose: constraints, drivers, any "
-                                   "rotation mode); off: the F-curves only")
-    SECTIONS = (("Animation", ("bake",), None, False),)
+    SECTIONS = (("Animation", (BAKE_POSE.id,), None, False),)
 
     def draw(self, context):
         draw_sections(self, self.SECTIONS)
@@ -322,7 +279,8 @@ class _AnimExport(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # th
         try:
             path = self.filepath  # type: ignore[attr-defined]  # ExportHelper's property
             written, warnings = pipeline.save_animation(context, self.format, path,
-                                                        armature=find_armature(context), bake=self.bake)
+                                                        armature=find_armature(context),
+                                                        bake_pose=getattr(self, BAKE_POSE.id))
         except pipeline.IOFailed as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
@@ -332,18 +290,15 @@ class _AnimExport(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # th
 # ---------------------------------------------------------------------------
 # generation
 
-AXIS_TOOLTIPS = {
-    "axis_forward": "Which axis of the file points forward (Blender's -Y, towards the front view)",
-    "axis_up": "Which axis of the file points up (Blender's Z)",
-}
-
-
-def _oriented(cls):
-    """Blender's orientation_helper (Forward/Up options), with tooltips."""
-    cls = orientation_helper(axis_forward="-Z", axis_up="Y")(cls)  # type: ignore[misc]
-    for name, text in AXIS_TOOLTIPS.items():
-        prop = cls.__annotations__[name]
-        cls.__annotations__[name] = prop.function(**{**prop.keywords, "description": text})
+def _oriented(cls, fmt: Format):
+    """Blender's orientation_helper (Forward/Up options, kept apart) with the
+    format's default axes and the specs' names and tooltips
+    (``io.import_options``)."""
+    forward, up = fmt.default_forward_up
+    cls = orientation_helper(axis_forward=forward, axis_up=up)(cls)  # type: ignore[misc]
+    for spec in (import_options.FORWARD, import_options.UP):
+        prop = cls.__annotations__[spec.id]
+        cls.__annotations__[spec.id] = prop.function(**{**prop.keywords, "description": spec.description})
     return cls
 
 
@@ -367,31 +322,51 @@ def _prop(spec):
     return BoolProperty(**kw)
 
 
+def spec_sections(specs) -> tuple:
+    """:func:`draw_sections`' sections for option specs: one per panel, in the
+    order the panels first appear, the options a switch enables marked."""
+    panels: dict[str, list] = {}
+    for spec in specs:
+        panels.setdefault(spec.panel, []).append(spec)
+    out = []
+    for title, group in panels.items():
+        switches = {s.enabled_by for s in group if s.enabled_by}
+        assert len(switches) <= 1, f"panel {title}: options enabled by several switches"
+        out.append((title, tuple(("*" if s.enabled_by else "") + s.id for s in group),
+                    next(iter(switches), None), title in import_options.CLOSED_PANELS))
+    return tuple(out)
+
+
 def _operator(base, fmt: Format, idname: str, label: str, doc: str, suffixes: tuple[str, ...],
               specs: tuple = (), undo: bool = True):
-    """An operator class for ``fmt``: ``base``'s options, the format's own
+    """An operator class for ``fmt``: ``base``'s options (its shared ``SPECS``
+    at the format's defaults, drawn in their panels), the format's own
     (``specs``, drawn in the sections they name), a file filter for ``suffixes``."""
     glob = ";".join(f"*{s}" for s in suffixes)
     ann = {"filter_glob": StringProperty(default=glob + ";" + glob.upper(), options={"HIDDEN"})}
-    for spec in specs:
-        ann[spec.id] = _prop(spec)
+    shared = import_options.for_format(getattr(base, "SPECS", ()), fmt)
+    axes = (import_options.FORWARD.id, import_options.UP.id)      # orientation_helper's (_oriented)
+    for spec in shared + tuple(specs):
+        if spec.id not in axes:
+            ann[spec.id] = _prop(spec)
     kind, _ = idname.split(".")
     attrs = {"__doc__": doc, "bl_idname": idname, "bl_label": label,
              "bl_options": {"REGISTER", "UNDO", "PRESET"} if undo else {"REGISTER", "PRESET"},
              "filename_ext": suffixes[0], "format": fmt, "format_options": tuple(s.id for s in specs),
              "path_options": frozenset(s.id for s in specs if s.kind == "path"),
              "__annotations__": ann}
-    if hasattr(base, "SECTIONS"):
+    if shared:
+        attrs["SECTIONS"] = with_format_options(spec_sections(shared), specs, fmt)
+    elif hasattr(base, "SECTIONS"):
         attrs["SECTIONS"] = with_format_options(base.SECTIONS, specs, fmt)
     return type(f"{kind.upper()}_OT_{fmt.id}", (base,), attrs)
 
 
 def _shared_export_props() -> None:
-    """The export options every format shares (``io.export_options``) on the export operator."""
-    from ..io import export_options
-
+    """The export options every format shares (``io.export_options``) on the export operators."""
     for spec in export_options.OPTIONS:
         _Export.__annotations__[spec.id] = _prop(spec)
+    _AnimExport.__annotations__[BAKE_POSE.id] = _prop(BAKE_POSE)
 
 
 _shared_export_props()
@@ -400,18 +375,14 @@ _shared_export_props()
 def classes_for(fmt: Format) -> list:
     imp = _operator(_ModelImport, fmt, f"import_scene.{fmt.id}", f"Import {fmt.label}",
                     f"Import {fmt.description}", fmt.model_suffixes, fmt.import_options)
-    for name, value in fmt.import_defaults.items():   # the format's defaults for shared options
-        prop = next(c.__annotations__[name] for c in _ModelImport.__mro__
-                    if name in c.__dict__.get("__annotations__", {}))
-        imp.__annotations__[name] = prop.function(**{**prop.keywords, "default": value})
-    out = [_oriented(imp)]
+    out = [_oriented(imp, fmt)]
     if fmt.animation_files:
         out.append(_operator(_AnimImport, fmt, f"import_anim.{fmt.id}", f"Import {fmt.anim_label}",
                              f"Import {fmt.anim_label} onto the active armature (matched by bone name), one action "
                              f"per animation", fmt.animation_files, fmt.anim_import_options))
     out.append(_oriented(_operator(_Export, fmt, f"export_scene.{fmt.id}", f"Export {fmt.label}",
                                    f"Export {fmt.description}", fmt.model_suffixes, fmt.export_options,
-                                   undo=False)))
+                                   undo=False), fmt))
     if fmt.anim_suffixes:
         out.append(_operator(_AnimExport, fmt, f"export_anim.{fmt.id}", f"Export {fmt.anim_label}",
                              f"Export the active armature's action as a {fmt.anim_label} file", fmt.anim_suffixes,

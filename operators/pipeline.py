@@ -22,6 +22,7 @@ from typing import Any
 from ..core.skeleton import SkeletonError
 from ..io.errors import AnimationsOnly, FormatError, Warnings, note
 from ..io.formats import Format, UnknownFormat
+from ..io.import_options import ImportOptions
 from ..scene import AxisConversion, SceneError
 from ..scene.validate import check_import_size, validate
 from . import anim_build, anim_extract, armature_extract, bone_axes, builder, extractor, metadata, own_binds
@@ -85,10 +86,12 @@ def _progress(context):
 
 
 def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None = None,
-         options: builder.Options | None = None, reader_options: dict | None = None) -> builder.Built:
+         options: ImportOptions | None = None, reader_options: dict | None = None) -> builder.Built:
     """Read ``paths`` (one model file and, for formats that have them, its
     animation files) and build them. Raises IOFailed; the scene is then
-    unchanged."""
+    unchanged. ``options``: the shared import options (default: the
+    format's defaults)."""
+    options = options if options is not None else ImportOptions.of({}, fmt)
     warnings = Warnings()
     first = paths[0]
     try:
@@ -241,8 +244,8 @@ def load_many(context, fmt: Format, paths: list[str], **kw) -> list[Imported]:
     return out
 
 
-def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: str = "ACTION",
-                    weight: float = 1.0, bake: bool = True, set_frame_range: bool = True,
+def load_animations(context, fmt: Format, paths: list[str], *, armature, playback: str = "ACTION",
+                    weight: float = 1.0, key_every_frame: bool = True, set_frame_range: bool = True,
                     reader_options: dict | None = None) -> builder.Built:
     """Animation files of ``fmt`` onto an existing armature, one action each."""
     if armature is None:
@@ -253,11 +256,11 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
         raise _fail(err, armature.name) from None
     warnings = Warnings()
     # the files' own space: the rig's axes when it came from this format, else the format's defaults
-    axes = r.scene.writer_axes(fmt.id, fmt.adapter.default_axes())
+    axes = r.scene.writer_axes(fmt.id, fmt.default_axes())
     clips = []
     for p in paths:
         try:
-            clips += fmt.read_clips(r.skeleton, axes, [p], layer=layer, weight=weight, warnings=warnings,
+            clips += fmt.read_clips(r.skeleton, axes, [p], playback=playback, weight=weight, warnings=warnings,
                                     **(reader_options or {}))
         except Exception as err:
             raise _fail(err, p) from None
@@ -276,7 +279,7 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, layer: 
     try:
         with Rollback(context, armature):
             built = builder.add_clips(context, armature, r.scene, clips, bone_names=r.bone_names, rest=r.rest,
-                                      bones=r.bones, bake=bake, set_frame_range=set_frame_range)
+                                      bones=r.bones, bake=key_every_frame, set_frame_range=set_frame_range)
     except Exception as err:
         raise _fail(err, paths[0]) from None
     finally:
@@ -341,8 +344,8 @@ def shared_values(source) -> dict:
 
 
 def save(context, fmt: Format, path: str, *, objects=None, axes: AxisConversion | None = None,
-         apply_modifiers: bool = True, export_animations: bool = True, actions: str = "OWNED", bake: bool = True,
-         path_mode: str = "AUTO", **writer_options) -> tuple[list[str], list[str]]:
+         apply_modifiers: bool = True, export_animations: bool = True, actions: str = "OWNED",
+         bake_pose: bool = True, path_mode: str = "AUTO", **writer_options) -> tuple[list[str], list[str]]:
     """Export ``objects`` (default: the view layer's) as ``fmt``'s
     format (the shared options: ``io.export_options``). Returns (written
     paths, warnings)."""
@@ -359,7 +362,7 @@ def save(context, fmt: Format, path: str, *, objects=None, axes: AxisConversion 
                 meshes.append(o)
     try:
         scene = extractor.scene_of(context, armature=arm, objects=meshes, apply_modifiers=apply_modifiers,
-                                   animations=export_animations, actions=actions, bake=bake, warnings=warnings)
+                                   animations=export_animations, actions=actions, bake=bake_pose, warnings=warnings)
         validate(scene, scene_fps(context))
         copies = export_options.texture_paths(scene, path_mode, path, warnings=warnings)
         fps = scene_fps(context)
@@ -401,7 +404,7 @@ def chosen_actions(armature) -> list[tuple]:
     return []
 
 
-def save_animation(context, fmt: Format, path: str, *, armature, action=None, bake: bool = True,
+def save_animation(context, fmt: Format, path: str, *, armature, action=None, bake_pose: bool = True,
                    axes: AxisConversion | None = None) -> tuple[list[str], list[str]]:
     """The armature's active action (or ``action``) as one animation file of
     ``fmt``; a rig animated by NLA tracks only: the chosen tracks'
@@ -423,7 +426,7 @@ def save_animation(context, fmt: Format, path: str, *, armature, action=None, ba
         anim_extract.hold_unkeyed_pose(r, anim_extract.rig_actions(armature, r.bone_names.values()))
         fps = scene_fps(context)
         for act, slot in pairs:
-            clip = anim_extract.clip_of(context, act, r, fps, warnings, slot=slot, bake=bake)
+            clip = anim_extract.clip_of(context, act, r, fps, warnings, slot=slot, bake=bake_pose)
             if clip is None:
                 raise IOFailed(f"{act.name} animates no bone of {armature.name}")
             r.scene.clips = [clip]

@@ -224,17 +224,15 @@ def _version() -> str:
     return "unknown"
 
 
-def facts(args, fmt, total: Report, format_options: dict) -> list[tuple[str, str]]:
-    """The page's header: the files, the options, the versions."""
+def facts(args, fmt, total: Report, options_used: dict) -> list[tuple[str, str]]:
+    """The page's header: the files, the options (``options_used``: the shared
+    import options' values and the format's options given), the versions."""
     files = [("model", args.model)] + [("animation", p) for p in args.animations] + \
         [("dominant animation", p) for p in args.dominant]
-    keys = "the file's keys only" if args.keys_only else "every frame (the file's exact playback)"
-    options = [f"forward {args.forward or 'default'}", f"up {args.up or 'default'}", f"scale {args.scale:g}",
-               f"bone direction {args.bone_direction}", f"all joints as bones {'on' if args.all_joints else 'off'}",
-               f"keyed: {keys}"]
+    options = []
     if args.weights:
         options.append("weights " + ", ".join(f"{w:g}" for w in args.weights))
-    options += [f"{k} {v}" for k, v in format_options.items()]
+    options += [f"{k.replace('_', ' ')} {v}" for k, v in options_used.items()]
     out = [(label, str(Path(p).resolve())) for label, p in files]
     out += [("format", fmt.label), ("options", "; ".join(options)),
             ("tolerance", f"{args.tolerance:g} of the model size ({total.tolerance:.3e} in its units)"),

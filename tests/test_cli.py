@@ -127,7 +127,7 @@ def test_rite_verify_takes_the_mergeable_mix():
     ref = by_id("rite").adapter.read_scene([RITE / "humanoid.ram"], warnings=[])
     clips = {mix: [c for p in ("walk.raa", "wave.raa")
                    for c in by_id("rite").adapter.read_clips(ref.skeleton, ref.source.axes, [RITE / p],
-                                                             layer="MERGEABLE", weight=0.5, mix=mix.upper())]
+                                                             playback="MERGEABLE", weight=0.5, mix=mix.upper())]
              for mix in tables}
     ev = {mix: oracle.evaluate(ref, clips[mix], [20.0], FPS)[0] for mix in clips}
     assert np.abs(ev["weighted"] - ev["animator_2006"]).max() > 1e-2 * np.ptp(ram.positions)
@@ -254,7 +254,7 @@ def test_import_x_writes_a_blend_that_plays_every_set(bpy, tmp_path):
 def test_bad_axes_are_clean_errors(tmp_path):
     r = run_cli("verify", RITE / "humanoid.ram", "--forward", "Q")
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert "--forward" in r.stderr and "invalid choice" in r.stderr
+    assert "--forward: 'Q' is not one of X, Y, Z, -X, -Y, -Z" in r.stderr
     r = run_cli("import", RITE / "humanoid.ram", "--forward", "Y", "--up", "Y", "-o", tmp_path / "o.blend")
     _clean_error(r, r"forward.*up.*different")
     assert not (tmp_path / "o.blend").exists()

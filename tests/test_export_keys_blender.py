@@ -42,7 +42,7 @@ def test_rite_layer_export_keeps_each_track_in_one_hemisphere(bpy, tmp_path, mod
     original (before: some keys written as -q, the legs spun the long way
     round, 1.05 of the model size at frame 14)."""
     bpy.ops.import_scene.rite(filepath=str(SAMPLES / "rite" / "humanoid.ram"), import_animations=False)
-    assert bpy.ops.import_anim.rite(filepath=str(SAMPLES / "rite" / "walk.raa"), mode=mode) == {"FINISHED"}
+    assert bpy.ops.import_anim.rite(filepath=str(SAMPLES / "rite" / "walk.raa"), playback=mode) == {"FINISHED"}
     out = tmp_path / "walk_again.raa"
     assert bpy.ops.export_anim.rite(filepath=str(out)) == {"FINISHED"}
     raa = ext("io.rite.raa_reader").read_raa(str(out))

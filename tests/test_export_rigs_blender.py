@@ -234,6 +234,6 @@ def test_fcurves_only_export_says_what_it_leaves_out(bpy, tmp_path, capfd):
     ao, mo, action = rig.build(bpy)
     _ik(bpy, ao, mo)
     capfd.readouterr()
-    assert bpy.ops.export_scene.xfile(filepath=str(tmp_path / "rig.x"), bake=False) == {"FINISHED"}
+    assert bpy.ops.export_scene.xfile(filepath=str(tmp_path / "rig.x"), bake_pose=False) == {"FINISHED"}
     out = capfd.readouterr().out
     assert "constraints or drivers on 1 bone(s) are not exported (Bone.3)" in out, out

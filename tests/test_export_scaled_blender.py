@@ -106,7 +106,7 @@ def test_x_export_of_a_scaled_turned_parented_armature_writes_what_blender_shows
     want = rig.positions(bpy, mo, FRAMES)
     size = rig.size(want[0])
     out = tmp_path / "rig.x"
-    assert bpy.ops.export_scene.xfile(filepath=str(out), bake=bake) == {"FINISHED"}
+    assert bpy.ops.export_scene.xfile(filepath=str(out), bake_pose=bake) == {"FINISHED"}
     axes = ext("io.formats").by_id("xfile").adapter.default_axes()
     by_assimp = _worst(want, _assimp_points(out, tmp_path, FRAMES, clip="Bend", axes=axes), size)
     by_reader = _worst(want, _read_back("xfile", [out], FRAMES, clip="Bend"), size)

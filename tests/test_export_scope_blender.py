@@ -129,7 +129,7 @@ def test_convert_and_the_operator_offer_the_same_storage_kinds(bpy):
 def test_animation_operators_draw_sections_with_weight_only_for_mergeable(bpy):
     op = bpy.types.IMPORT_ANIM_OT_rite
     names = [n for _, ns, _, _ in op.SECTIONS for n in ns]
-    assert "weight" in names and "mode" in names and callable(op.draw)
+    assert "weight" in names and "playback" in names and callable(op.draw)
     assert callable(bpy.types.EXPORT_ANIM_OT_rite.draw)
 
 

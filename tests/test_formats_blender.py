@@ -127,7 +127,7 @@ def test_operators_and_file_handlers_exist(bpy, fid):
     # the import operator has the shared options
     props = {p.identifier for p in _op(bpy, f"import_scene.{fid}").get_rna_type().properties}
     assert {"global_scale", "axis_forward", "axis_up", "bone_direction", "every_joint_bone", "rest_from",
-            "import_animations", "bake", "set_frame_range", "pack_images", "files", "directory"} <= props
+            "import_animations", "key_every_frame", "set_frame_range", "pack_images", "files", "directory"} <= props
 
 
 @pytest.mark.parametrize("fid", IDS)

@@ -59,7 +59,7 @@ def test_x_animation_onto_euler_and_axis_angle_bones(bpy, tmp_path, capfd, bake)
     arm, meshes = imported(bpy)
     modes = _set_modes(arm, 0)
     assert set(modes.values()) == set(MODES)
-    assert bpy.ops.import_anim.xfile(filepath=str(path), bake=bake) == {"FINISHED"}
+    assert bpy.ops.import_anim.xfile(filepath=str(path), key_every_frame=bake) == {"FINISHED"}
     out = capfd.readouterr().out
     assert ("every frame keyed in their mode" in out) == (not bake)
     assert "rotation_quaternion" not in _channels(arm)

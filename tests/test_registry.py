@@ -80,12 +80,22 @@ def test_the_manifest_names_no_format():
                 (text, f.label)
 
 
-def test_default_axes_are_the_importers_defaults():
-    """What an adapter assumes without axes is what the operators' and the
-    command line's default Forward/Up give (handedness from the registry)."""
+def test_default_axes_are_the_importers_defaults(toy, tmp_path):
+    """What an adapter assumes without axes (its default_axes(), the one
+    declaration) is what the operators' and the command line's default
+    Forward/Up give (handedness from the registry): -Z/Y for the built-in
+    formats, X/Z for the Z-up toy format, whose file convert writes with its
+    height along z and reads back standing."""
     for f in formats.FORMATS:
-        assert f.adapter.default_axes() == f.axes("-Z", "Y"), f.id
+        assert f.adapter.default_axes() == f.axes(*f.default_forward_up) == f.axes(), f.id
         assert f.axes().mirrors == f.left_handed
+    assert [f.default_forward_up for f in formats.FORMATS] == [("-Z", "Y")] * 3 + [("X", "Z")]
+    assert _convert([*RITE, "-o", tmp_path / "h.toyrig"]) == 0
+    joints = {j["name"]: j for j in json.loads((tmp_path / "h.toyrig").read_text())["joints"]}
+    assert joints["Hips"]["parent"] is None and joints["Hips"]["translation"][2] > 0.5      # the file: z up
+    scene = toy.read_scene([tmp_path / "h.toyrig"])
+    world = dict(zip(scene.skeleton.names, scene.skeleton.world()[:, :3, 3]))
+    assert world["Head"][2] - world["LeftFoot"][2] > 1.0                                    # Blender: standing
 
 
 def _keywords(fn) -> set[str]:
@@ -108,7 +118,7 @@ def test_each_adapter_takes_exactly_its_options(fid):
                                                                    if s.id != MANUAL_ORIENTATION.id}
     assert _keywords(ad.write_scene) == {"warnings", "axes", "fps"} | {s.id for s in f.export_options}
     if f.animation_files:
-        assert _keywords(ad.read_clips) == {"layer", "weight", "warnings"} | {s.id for s in f.anim_import_options}
+        assert _keywords(ad.read_clips) == {"playback", "weight", "warnings"} | {s.id for s in f.anim_import_options}
     if f.anim_suffixes:
         assert _keywords(ad.write_animation) == {"warnings", "fps", "axes"}
 

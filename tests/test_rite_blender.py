@@ -182,7 +182,7 @@ def test_keys_only_plays_the_runtime_with_the_file_keys_where_blender_can(bpy, t
     assert bpy.ops.import_scene.rite(filepath=str(tmp_path / "rig.ram")) == {"FINISHED"}
     sc = bpy.context.scene
     sc.frame_start, sc.frame_end = 3, 77
-    assert bpy.ops.import_anim.rite(filepath=str(tmp_path / "keys.raa"), bake=False,
+    assert bpy.ops.import_anim.rite(filepath=str(tmp_path / "keys.raa"), key_every_frame=False,
                                     set_frame_range=False) == {"FINISHED"}
     assert (sc.frame_start, sc.frame_end) == (3, 77)
     arm, meshes = imported(bpy)
@@ -211,10 +211,10 @@ def test_mergeable_and_dominant_nla_match_core_blending(bpy, tmp_path):
         write_raa(a, tmp_path / f"{a.name}.raa")
     write_ram(ram, tmp_path / "rig.ram")
     assert bpy.ops.import_scene.rite(filepath=str(tmp_path / "rig.ram")) == {"FINISHED"}
-    assert bpy.ops.import_anim.rite(filepath=str(tmp_path / "wave.raa"), mode="DOMINANT") == {"FINISHED"}
+    assert bpy.ops.import_anim.rite(filepath=str(tmp_path / "wave.raa"), playback="DOMINANT") == {"FINISHED"}
     assert bpy.ops.import_anim.rite(directory=str(tmp_path), files=[{"name": "walk.raa"}],
-                                    mode="MERGEABLE", weight=1.0) == {"FINISHED"}
-    assert bpy.ops.import_anim.rite(filepath=str(tmp_path / "run.raa"), mode="MERGEABLE",
+                                    playback="MERGEABLE", weight=1.0) == {"FINISHED"}
+    assert bpy.ops.import_anim.rite(filepath=str(tmp_path / "run.raa"), playback="MERGEABLE",
                                     weight=0.5) == {"FINISHED"}
     arm, meshes = imported(bpy)
     # the weighted mix's base, the mergeable layers, the dominant one on top
@@ -282,7 +282,7 @@ def test_failed_animation_imports_leave_the_scene_untouched(bpy, tmp_path):
     action = arm.animation_data.action
     tracks = [t.name for t in arm.animation_data.nla_tracks]
     with pytest.raises(RuntimeError, match=r"broken\.raa:\d+"):
-        bpy.ops.import_anim.rite(filepath=str(bad_raa), mode="MERGEABLE")
+        bpy.ops.import_anim.rite(filepath=str(bad_raa), playback="MERGEABLE")
     assert snapshot(bpy) == before
     assert arm.animation_data.action == action
     assert [t.name for t in arm.animation_data.nla_tracks] == tracks
@@ -298,8 +298,8 @@ def test_failed_animation_imports_leave_the_scene_untouched(bpy, tmp_path):
 def test_bundled_sample_walk_and_wave_verify_every_frame(bpy):
     rite = SAMPLES / "rite"
     assert bpy.ops.import_scene.rite(filepath=str(rite / "humanoid.ram")) == {"FINISHED"}
-    assert bpy.ops.import_anim.rite(filepath=str(rite / "walk.raa"), mode="MERGEABLE") == {"FINISHED"}
-    assert bpy.ops.import_anim.rite(filepath=str(rite / "wave.raa"), mode="DOMINANT") == {"FINISHED"}
+    assert bpy.ops.import_anim.rite(filepath=str(rite / "walk.raa"), playback="MERGEABLE") == {"FINISHED"}
+    assert bpy.ops.import_anim.rite(filepath=str(rite / "wave.raa"), playback="DOMINANT") == {"FINISHED"}
     arm, meshes = imported(bpy)
     ref = reference("rite", [rite / "humanoid.ram", rite / "walk.raa", rite / "wave.raa"])
     assert len(meshes) == len(ref.meshes)

@@ -115,7 +115,7 @@ def test_rite_to_blender_to_rite_reproduces_every_record(bpy, tmp_path, case, di
                                      files=[{"name": ram_path.name}], **kw) == {"FINISHED"}
     assert bpy.ops.import_anim.rite(filepath=str(first)) == {"FINISHED"}
     for p, mode in anims[1:]:
-        assert bpy.ops.import_anim.rite(filepath=str(p), mode=mode) == {"FINISHED"}
+        assert bpy.ops.import_anim.rite(filepath=str(p), playback=mode) == {"FINISHED"}
     arm, meshes = imported(bpy)
     assert arm is not None and list(meshes) == [0]
     out = tmp_path / "out"

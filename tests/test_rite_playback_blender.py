@@ -144,7 +144,7 @@ def _import_layers(bpy, tmp_path, ram, layers, **kw):
     ram_path, paths = write(tmp_path, ram, *[a for a, _ in layers])
     assert bpy.ops.import_scene.rite(filepath=str(ram_path)) == {"FINISHED"}
     for p, (_, weight) in zip(paths, layers):
-        assert bpy.ops.import_anim.rite(filepath=str(p), mode="MERGEABLE", weight=weight, **kw) == {"FINISHED"}
+        assert bpy.ops.import_anim.rite(filepath=str(p), playback="MERGEABLE", weight=weight, **kw) == {"FINISHED"}
     return ram_path, paths
 
 
@@ -296,10 +296,10 @@ def test_key_every_frame_off_keys_the_file_and_bakes_what_keys_cannot_play(bpy, 
     ram_path, (raa_path,) = write(tmp_path, ram, anim)
     if operator == "import_scene":
         assert bpy.ops.import_scene.rite(directory=str(tmp_path), files=[{"name": "rig.ram"}, {"name": "sparse.raa"}],
-                                         bake=False) == {"FINISHED"}
+                                         key_every_frame=False) == {"FINISHED"}
     else:
         assert bpy.ops.import_scene.rite(filepath=str(ram_path)) == {"FINISHED"}
-        assert bpy.ops.import_anim.rite(filepath=str(raa_path), bake=False) == {"FINISHED"}
+        assert bpy.ops.import_anim.rite(filepath=str(raa_path), key_every_frame=False) == {"FINISHED"}
     out = capfd.readouterr().out
     arm, meshes = imported(bpy)
     assert _keyed_frames(arm, "Head") == {0, 4, 9}
@@ -356,9 +356,9 @@ def test_the_two_mixes_with_unequal_weights_and_a_dominant_layer(bpy, tmp_path, 
     ram_path, paths = write(tmp_path, ram, a, b, d)
     assert bpy.ops.import_scene.rite(filepath=str(ram_path)) == {"FINISHED"}
     for p, w in zip(paths[:2], (0.3, 0.7)):
-        assert bpy.ops.import_anim.rite(filepath=str(p), mode="MERGEABLE", weight=w, **({"mix": mix} if mix else {})) \
-            == {"FINISHED"}
-    assert bpy.ops.import_anim.rite(filepath=str(paths[2]), mode="DOMINANT") == {"FINISHED"}
+        assert bpy.ops.import_anim.rite(filepath=str(p), playback="MERGEABLE", weight=w,
+                                        **({"mix": mix} if mix else {})) == {"FINISHED"}
+    assert bpy.ops.import_anim.rite(filepath=str(paths[2]), playback="DOMINANT") == {"FINISHED"}
     _, meshes = imported(bpy)
     rt = SeedRuntime(ram)
     anims = [(read_raa(paths[0]), 0.3), (read_raa(paths[1]), 0.7)]

@@ -162,7 +162,7 @@ def test_bone_bases_match_the_world_matrices(bpy):
     bones a set does not move (kept at their default channels, evaluated
     once) included."""
     bake = ext("operators.anim_bake")
-    builder, pipeline = ext("operators.builder"), ext("operators.pipeline")
+    import_options, pipeline = ext("io.import_options"), ext("operators.pipeline")
     fmt = ext("io.formats").by_id("xfile")
     files = [X / "assimp" / "BCN_Epileptic.X", X / "assimp" / "Testwuson.X", X / "assimp" / "anim_test.x",
              X / "directx-sdk" / "bat.x", TINY, PISTOL, CHARACTER] + [p for p, _ in FRAME_FILES]
@@ -171,7 +171,7 @@ def test_bone_bases_match_the_world_matrices(bpy):
         for every in (False, True):
             bpy.ops.wm.read_homefile(use_empty=True)
             built = pipeline.load(bpy.context, fmt, [str(path)],
-                                  options=builder.Options(every_joint_bone=every, import_animations=False))
+                                  options=import_options.ImportOptions(every_joint_bone=every, import_animations=False))
             for clip in built.scene.clips:
                 fast = bake._Basis(built, clip)
                 assert fast.front is not None

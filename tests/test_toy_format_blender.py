@@ -154,3 +154,36 @@ def test_command_line_and_convert(bpy, toy, toy_files, tmp_path, capsys, ev):
     capsys.readouterr()
     assert cli.main(["verify", str(tmp_path / "a.toyrig"), str(tmp_path / "a_0.toyanim")]) == 0
     assert "PASS" in capsys.readouterr().out
+
+
+def _stands(bpy, arm) -> None:
+    """The head above the feet in Blender's world (Z up), by more than half
+    the rig's height: the figure stands, not lies or hangs."""
+    bpy.context.view_layer.update()
+    world = {b.name: np.array(arm.matrix_world @ b.head) for b in arm.pose.bones}
+    head, feet = world["Head"], [world["LeftFoot"], world["RightFoot"]]
+    height = max(p[2] for p in world.values()) - min(p[2] for p in world.values())
+    span = np.ptp(np.array(list(world.values())), axis=0)
+    assert all(head[2] - f[2] > 0.5 * span.max() for f in feet), (head, feet, span)
+    assert height == pytest.approx(span[2])
+
+
+def test_a_z_up_format_stands_with_its_defaults(bpy, toy, toy_files, tmp_path):
+    """The toy format's files are Z-up (its adapter's default_axes(), the
+    one declaration): the file keeps the figure's height along its z, and
+    imported with every option at its default through File > Import and
+    through the command line, Blender shows it standing (read with the
+    operators' former fixed -Z/Y, it lay on its back)."""
+    rig, _ = toy_files
+    doc = json.loads(rig.read_text())
+    by_name = {j["name"]: j for j in doc["joints"]}
+    assert toy.default_forward_up == ("X", "Z")
+    assert by_name["Hips"]["translation"][2] > abs(by_name["Hips"]["translation"][1])     # the hips: up is z
+    assert bpy.ops.import_scene.toy(filepath=str(rig)) == {"FINISHED"}
+    arm, _ = imported(bpy)
+    _stands(bpy, arm)
+    blend = tmp_path / "z.blend"
+    assert ext("cli").main(["import", str(rig), "-o", str(blend)]) == 0
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    arm, _ = imported(bpy)
+    _stands(bpy, arm)

@@ -63,14 +63,14 @@ def test_dense_keys_are_never_merged(bpy, tmp_path):
     the model off at frame 0). Even keying file keys, every whole frame is
     exact, and the report names the time base option."""
     path = chain_file(tmp_path / "dense.x", np.arange(56))
-    res = bpy.ops.import_scene.xfile(filepath=str(path), bake=False)
+    res = bpy.ops.import_scene.xfile(filepath=str(path), key_every_frame=False)
     assert res == {"FINISHED"}
     arm, meshes = imported(bpy)
     ref = reference("xfile", [path])
     _verify_action(bpy, meshes, ref, ref.clips[0], [0.0, 1.0])
     # the same file on a time base of one frame per tick: 55 frames, every one exact
     bpy.ops.wm.read_homefile(use_empty=True)
-    assert bpy.ops.import_scene.xfile(filepath=str(path), bake=False, ticks_per_second=24.0) == {"FINISHED"}
+    assert bpy.ops.import_scene.xfile(filepath=str(path), key_every_frame=False, ticks_per_second=24.0) == {"FINISHED"}
     arm, meshes = imported(bpy)
     assert bpy.context.scene.frame_end == 55
     ref = reference("xfile", [path])
@@ -199,8 +199,8 @@ def test_mergeable_layers_with_opposite_signs_do_not_cancel(bpy, tmp_path):
     write_raa(a, tmp_path / "a.raa")
     write_raa(b, tmp_path / "b.raa")
     assert bpy.ops.import_scene.rite(filepath=str(tmp_path / "rig.ram")) == {"FINISHED"}
-    assert bpy.ops.import_anim.rite(filepath=str(tmp_path / "a.raa"), mode="MERGEABLE", weight=0.5) == {"FINISHED"}
-    assert bpy.ops.import_anim.rite(filepath=str(tmp_path / "b.raa"), mode="MERGEABLE", weight=0.5) == {"FINISHED"}
+    assert bpy.ops.import_anim.rite(filepath=str(tmp_path / "a.raa"), playback="MERGEABLE", weight=0.5) == {"FINISHED"}
+    assert bpy.ops.import_anim.rite(filepath=str(tmp_path / "b.raa"), playback="MERGEABLE", weight=0.5) == {"FINISHED"}
     _, meshes = imported(bpy)
     mixed = _positions_over(bpy, meshes, [10])
     ref = reference("rite", [tmp_path / "rig.ram", tmp_path / "a.raa", tmp_path / "b.raa"])
@@ -219,7 +219,7 @@ def test_every_imported_action_survives_save_and_reload(bpy, tmp_path):
     rite = SAMPLES / "rite"
     assert bpy.ops.import_scene.rite(filepath=str(HUMANOID)) == {"FINISHED"}
     assert bpy.ops.import_anim.rite(filepath=str(rite / "walk.raa")) == {"FINISHED"}            # active
-    assert bpy.ops.import_anim.rite(filepath=str(rite / "wave.raa"), mode="DOMINANT") == {"FINISHED"}
+    assert bpy.ops.import_anim.rite(filepath=str(rite / "wave.raa"), playback="DOMINANT") == {"FINISHED"}
     assert bpy.ops.import_scene.xfile(filepath=str(TINY)) == {"FINISHED"}
     blend = tmp_path / "saved.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(blend))

@@ -226,7 +226,7 @@ def test_file_keys_match_core_every_set(bpy, capfd, path, kw, baked):
     every joint a bone, tiny_4anim.x's Dummy frames (mirrored, non-uniform
     scale) become such bones, so it is keyed every frame (the oracle's
     slerp, whole frames), and says so."""
-    assert bpy.ops.import_scene.xfile(filepath=str(path), bake=False, **kw) == {"FINISHED"}
+    assert bpy.ops.import_scene.xfile(filepath=str(path), key_every_frame=False, **kw) == {"FINISHED"}
     assert ("baked on every frame" in capfd.readouterr().out) == baked
     _check_every_set(bpy, path, baked)
 
@@ -237,7 +237,7 @@ def test_default_options_match_core_every_set(bpy, path):
     """The operator's defaults: keyed as the format's declared default says
     (io/xfile/options.py), and the deformation is the file's either way."""
     assert bpy.ops.import_scene.xfile(filepath=str(path)) == {"FINISHED"}
-    _check_every_set(bpy, path, bool(ext("io.formats").by_id("xfile").options.IMPORT_DEFAULTS.get("bake")))
+    _check_every_set(bpy, path, bool(ext("io.formats").by_id("xfile").options.IMPORT_DEFAULTS.get("key_every_frame")))
 
 
 def _check_every_set(bpy, path, baked):
@@ -277,10 +277,10 @@ def _check_every_set(bpy, path, baked):
 
 
 @pytest.mark.parametrize("path,kw,baked", [
-    (X / "directx-sdk" / "tiny_4anim.x", {"bake": True}, True),
+    (X / "directx-sdk" / "tiny_4anim.x", {"key_every_frame": True}, True),
     (X / "assimp" / "Testwuson.X", {"rest_from": "DEFAULT", "global_scale": 0.1, "bone_direction": "FILE"}, True),
     (X / "assimp" / "BCN_Epileptic.X", {"every_joint_bone": True, "manual_orientation": True, "axis_forward": "Y",
-                                        "axis_up": "Z", "bake": False}, False),
+                                        "axis_up": "Z", "key_every_frame": False}, False),
 ], ids=["tiny-baked", "wuson-default-rest", "bcn-every-joint-axes"])
 def test_options_still_match_core(bpy, path, kw, baked):
     from bpy_extras.io_utils import axis_conversion

@@ -8,7 +8,7 @@ from dataclasses import replace
 from ..options import MANUAL_ORIENTATION, Option
 
 #: RiTE clips play with the Animator's own interpolation: key every frame.
-IMPORT_DEFAULTS = {"bake": True}
+IMPORT_DEFAULTS = {"key_every_frame": True}
 
 IMPORT_OPTIONS: tuple = (replace(MANUAL_ORIENTATION, default=True),)
 ANIM_IMPORT_OPTIONS: tuple = (

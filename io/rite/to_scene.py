@@ -251,7 +251,7 @@ def read_scene(paths, *, axes: AxisConversion | AutoAxes | None = None,
     return scene
 
 
-def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = "ACTION", weight: float = 1.0,
+def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, playback: str = "ACTION", weight: float = 1.0,
                mix: str = "WEIGHTED", warnings: list[str] | None = None) -> list[Clip]:
     """.raa files as clips on ``skeleton`` (bound by name, then id); ``mix``:
     the RiTE animation import's option (``options.ANIM_IMPORT_OPTIONS``)."""
@@ -261,7 +261,7 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = 
     clips = []
     for p in paths:
         anim = read_raa(p, warnings=warnings)
-        clip = clip_from_raa(skeleton, axes, anim, layer=layer, weight=weight, mix=mix, warnings=warnings)
+        clip = clip_from_raa(skeleton, axes, anim, layer=playback, weight=weight, mix=mix, warnings=warnings)
         if not len(clip.rotation.targets) and anim.tracks:
             raise FormatError("no track matches a joint of the armature", path=p)
         clips.append(clip)

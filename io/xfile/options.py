@@ -10,7 +10,7 @@ from ..options import MANUAL_ORIENTATION, Option
 #: D3DX interpolates rotation keys by slerp, Blender's quaternion F-curves
 #: per component (1.1e-4 of the model size apart on tiny_4anim.x between
 #: keys): key every frame with the exact playback by default.
-IMPORT_DEFAULTS = {"bake": True}
+IMPORT_DEFAULTS = {"key_every_frame": True}
 
 TIME_BASE = Option(
     "time_base", "Time Base",
@@ -60,7 +60,7 @@ STORAGE = Option("storage", "Storage", "How the file is stored", "text",
                         ("binary", "Binary", "Binary tokens: smaller and faster to read"),
                         ("text_compressed", "Text, Compressed", "MSZIP-compressed text"),
                         ("binary_compressed", "Binary, Compressed", "MSZIP-compressed binary: the smallest")),
-                 panel="File", flags=("--storage", "--format"), aliases=(("compressed", "text_compressed"),))
+                 panel="File", old_flags=("--format",), aliases=(("compressed", "text_compressed"),))
 
 #: Which program the file is for (:mod:`.targets`): DirectX's own semantics, or one
 #: frame-numbered timeline the way Irrlicht (Minetest/Luanti) or DarkBASIC Pro

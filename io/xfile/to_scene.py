@@ -242,7 +242,7 @@ def read_scene(paths, *, axes: AxisConversion | AutoAxes | None = None, warnings
 
 
 
-def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = "ACTION", weight: float = 1.0,
+def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, playback: str = "ACTION", weight: float = 1.0,
                warnings: list[str] | None = None, time_base: str = AUTO,
                ticks_per_second: float = 0.0, ranges: str = "") -> list[Clip]:
     """The AnimationSets of .X files as clips on another ``skeleton``,
@@ -274,6 +274,6 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = 
             if not clip.animated.any() and any(len(k.times) for a in aset.animations for k in a.keys):
                 raise FormatError(f"{clip.name}: no animated frame matches a bone of the armature", path=p)
         for clip in apply(clips, str(p), ranges, warnings):
-            clip.layer, clip.weight = layer, float(weight)
+            clip.layer, clip.weight = playback, float(weight)
             out.append(clip)
     return out

@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """A toy JSON rig format, for tests only: the proof that a third format is
 one package and one registration line (nothing outside this package
-changes for it).
+changes for it), written from docs/adapter-contract.md.
 
 A model file (``.toyrig``) holds joints (name, parent, local translation
 and rotation), meshes (positions, triangles, and a skin: inverse bind
 matrices and (vertex, joint, weight) triples); an animation file
 (``.toyanim``) holds rotation and translation keys per joint, key times in
-seconds. Files are Y-up and right-handed, like glTF.
+seconds. Files are Z-up (X forward) and right-handed, as 3ds Max's are: the
+format declares it in its adapter's ``default_axes()`` and every import
+path (File > Import, the command line, convert) reads it from there.
 
 The package is written exactly as a built-in ``io/<format>/`` package is
 (relative imports of the scene model and the errors), so it is loaded as a

@@ -16,8 +16,13 @@ FORMAT = "toy"
 MODEL, ANIM = ".toyrig", ".toyanim"
 
 
+#: The file's space: Z up, X forward (right-handed). The format's one declaration of its axes:
+#: the importers' default Forward/Up and what convert reads and writes (docs/adapter-contract.md).
+FORWARD, UP = "X", "Z"
+
+
 def default_axes(scale: float = 1.0) -> AxisConversion:
-    return AxisConversion.from_axes("-Z", "Y", scale)
+    return AxisConversion.from_axes(FORWARD, UP, scale)
 
 
 def _load(path, kind: str, warnings) -> dict:
@@ -120,7 +125,7 @@ def _mesh(m: dict, k: int, axes: AxisConversion, index: dict, path) -> Mesh:
     return mesh
 
 
-def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = "ACTION", weight: float = 1.0,
+def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, playback: str = "ACTION", weight: float = 1.0,
                warnings: list[str] | None = None, speed: float = 1.0) -> list[Clip]:
     """.toyanim files as clips on ``skeleton`` (tracks bound by joint name),
     key times divided by ``speed``."""
@@ -158,7 +163,7 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = 
 
         clips.append(Clip(str(doc.get("name") or Path(p).stem), channels(rot, 4), channels(tra, 3),
                           channels(sca, 3), animated, start=float(lo), end=float(hi),
-                          ticks_per_second=1.0, rotation_mode="slerp", layer=layer, weight=float(weight)))
+                          ticks_per_second=1.0, rotation_mode="slerp", layer=playback, weight=float(weight)))
     return clips
 
 

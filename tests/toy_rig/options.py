@@ -2,7 +2,7 @@
 """The toy format's own options (see ``io.formats``)."""
 from ..options import Option
 
-IMPORT_DEFAULTS = {"bake": False}
+IMPORT_DEFAULTS = {"key_every_frame": False}
 
 SPEED = Option("speed", "Speed", "Playback speed: key times are divided by it", 1.0, min=0.01, max=100.0,
                panel="Animation")
