@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""One format to the other, headless (io.convert.convert) and through
+"""One format to the other, without Blender (io.convert.convert) and through
 Blender (bpy.ops import, export, import): what Blender plays after the trip
 is what the ORIGINAL files play (the oracle, scene.evaluate, on the source
 format's fresh read_scene), at every whole frame, within 1e-5 of the model

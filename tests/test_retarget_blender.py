@@ -49,7 +49,7 @@ def test_x_animation_onto_its_own_rig_by_name(bpy):
 
 
 def test_x_animation_onto_a_rite_rig_by_name(bpy, tmp_path):
-    """Testwuson.X converted to a RiTE model (headless), imported, then the
+    """Testwuson.X converted to a RiTE model without Blender, imported, then the
     .X file's sets imported onto that rig by name: every set, Wuson_Run's
     animated root translation included (RAA could not carry it), plays as
     the .X file does."""
