@@ -29,12 +29,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..core import key_reduction, quat, sampling
-from ..scene import Clip
-from ..scene import evaluate as oracle
+from ..scene import Clip, evaluate
 from . import armature_build
 
 if TYPE_CHECKING:
-    from .builder import Built
+    from .built import Built
 
 #: Blender's linear interpolation of the keys misses the clip's playback by
 #: at most this fraction of the model size, at any vertex and any whole frame
@@ -176,7 +175,7 @@ def _bends(clip: Clip, frames: np.ndarray, fps: float) -> np.ndarray:
 
 @dataclass
 class Budget:
-    """What a bone's channels may miss: ``size`` (the model's, ``oracle.size``)
+    """What a bone's channels may miss: ``size`` (the model's, ``evaluate.size``)
     and each bone's ``reach`` (B,), how far from its joint a point it moves
     can be in any pose its bones can turn to: the farthest vertex weighted
     to it (or point of a mesh on its joint), or a child joint's distance
@@ -202,18 +201,18 @@ class Budget:
 
 
 def budget(built: Built, size: float | None = None) -> Budget:
-    """The :class:`Budget` of ``built``'s bones (``size``: ``oracle.size``
+    """The :class:`Budget` of ``built``'s bones (``size``: ``evaluate.size``
     when already known)."""
     scene = built.scene
     sk = scene.skeleton
     assert sk is not None
     if size is None:
-        size = oracle.size(scene)
+        size = evaluate.size(scene)
     joints = sk.world()[:, :3, 3]
     J = len(sk)
     reach = np.zeros(J)
     moved = np.zeros(J, dtype=bool)
-    points = built.default_points if built.default_points is not None else oracle.default_points(scene)
+    points = built.default_points if built.default_points is not None else evaluate.default_points(scene)
     start = 0
     for m in scene.meshes:
         p = points[start:start + len(m.positions)]

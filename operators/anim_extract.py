@@ -24,7 +24,7 @@ import numpy as np
 
 from ..core import quat, sampling
 from ..scene import Clip, SceneError
-from . import metadata, pose_sampling, source_keys
+from . import fcurves, metadata, pose_sampling, source_keys
 
 if TYPE_CHECKING:
     from .armature_extract import Rig
@@ -44,7 +44,7 @@ def action_channels(action, pose_bones, bone_names) -> dict:
     names = set(bone_names)
     paths = {pb.path_from_id(p): (pb.name, p) for pb in pose_bones if pb.name in names for p in PROPS}
     out: dict = {}
-    for fc in source_keys.fcurves(action):
+    for fc in fcurves.fcurves(action):
         hit = paths.get(fc.data_path)
         if hit is not None:
             out.setdefault(hit[0], {}).setdefault(hit[1], {})[fc.array_index] = fc
@@ -96,7 +96,7 @@ def object_motion(arm_obj, chosen: list) -> list[str]:
     rig where the object is at the current frame (its world matrix), so
     these animations are not in the file."""
     def keyed(action) -> bool:
-        return action is not None and any(fc.data_path in OBJECT_PROPS for fc in source_keys.fcurves(action))
+        return action is not None and any(fc.data_path in OBJECT_PROPS for fc in fcurves.fcurves(action))
 
     out = [arm_obj.name] if any(keyed(a) for a, _ in chosen) else []
     parent = arm_obj.parent

@@ -11,7 +11,7 @@ Vertices stay apart where welding would make a face collapse (two of its
 corners one vertex) or repeat another face (a double-sided leaf's back,
 the same corners in another order): the later face gets vertices of its
 own, welded among themselves, as the builder keeps the first of repeated
-faces (``mesh_build.valid_faces``).
+faces (``core.faces.valid_faces``).
 
 The Blender vertex of each of the mesh's own vertices is stored on the
 Blender mesh (:func:`..metadata.store_weld`): ``verify`` and the import's
@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..core.faces import next_corner
+from ..core.faces import next_corner, valid_faces
 from ..scene import Mesh, Skin
 from . import mesh_arrays
 
@@ -63,13 +63,11 @@ def _labels(marked: np.ndarray, level: np.ndarray) -> np.ndarray:
     return _first_of(np.where(level < 0, V * (LEVELS + 2) + np.arange(V), marked * (LEVELS + 2) + level))
 
 
-def welded(m: Mesh, warnings: list[str], what: str) -> Weld | None:
+def welded(m: Mesh, faces: tuple) -> Weld | None:
     """``m`` with its vertices welded as ``m.weld`` says, or None when the
     mesh has nothing to weld (no ``weld``, or every vertex its own). The
-    faces Blender can hold are the scene mesh's (``valid_faces``, its notes
-    into ``warnings`` under ``what``): welding keeps them so."""
-    from .mesh_build import valid_faces  # (mesh_build builds with this module)
-
+    faces Blender can hold are the scene mesh's (``faces``: its
+    ``mesh_build.valid_faces``): welding keeps them so."""
     if m.weld is None:
         return None
     V = len(m.positions)
@@ -77,7 +75,6 @@ def welded(m: Mesh, warnings: list[str], what: str) -> Weld | None:
     n_groups = int((marked == np.arange(V)).sum())
     if n_groups == V:
         return None
-    faces = valid_faces(m, warnings, what)
     kept, src, sizes, _ = faces
     loop = np.asarray(m.corners, dtype=np.int64)[src]
     face = np.repeat(np.arange(len(sizes)), sizes)
@@ -87,7 +84,7 @@ def welded(m: Mesh, warnings: list[str], what: str) -> Weld | None:
     for step in range(LEVELS + 1):
         label = _labels(marked, level)
         again = np.ones(len(sizes), dtype=bool)
-        again[valid_faces(Mesh("", m.positions, sizes, label[loop]), [], "")[0]] = False
+        again[valid_faces(sizes, label[loop], V)[0]] = False
         if not again.any():
             break
         apart |= again

@@ -382,7 +382,7 @@ def chosen_actions(armature) -> list[tuple]:
     """The (action, slot) pairs an animation export writes: the active
     action; else the actions of the selected NLA tracks; else of the
     unmuted ones; else of all of them (never a layer stack's mix base or
-    signed copies, ``anim_layers``)."""
+    signed copies, ``anim_place``)."""
     ad = armature.animation_data
     if ad is None:
         return []
