@@ -4,7 +4,7 @@ F-curves through ``fcurves``).
 
 * :func:`build_action` — a clip becomes an action: the file's keys mapped
   channel by channel when that is exact (:func:`channel_mode_exact`), else
-  baked from the clip's own playback (``anim_bake``: evaluated where it
+  baked from the clip's own playback (``scene.bone_keys``: evaluated where it
   bends and keyed where Blender's linear interpolation needs a key to play
   it within 1e-7 of the model size at every frame); with Key Every Frame
   off, a sampler that knows which frames its keys need (``linear_keys``)
@@ -24,9 +24,9 @@ import numpy as np
 
 from ..core import rotation_modes
 from ..io.errors import group
-from ..scene import Clip
+from ..scene import Clip, bone_keys
 from ..scene.timeline import TIMELINE
-from . import anim_bake, armature_build, fcurves, metadata, source_keys
+from . import armature_build, fcurves, metadata, source_keys
 
 if TYPE_CHECKING:
     from .built import Built
@@ -168,13 +168,13 @@ def linear_mask(built: Built, clip: Clip, fps: float, bake: bool, exact: bool) -
     """Key Every Frame off, for a clip whose sampler knows which frames its
     keys need (``linear_keys``, e.g. RiTE's), on a rig whose rotation
     channels map linearly (``exact``, :func:`channel_mode_exact`): (K, J)
-    bool, the frames of ``anim_bake.key_frames`` each joint's rotation is keyed on
+    bool, the frames of ``bone_keys.key_frames`` each joint's rotation is keyed on
     (the file's keys and every frame of the spans Blender's interpolation
     could not play, reported). None: key every frame."""
     sampler = clip.sampler
     if bake or not exact or sampler is None or not hasattr(sampler, "linear_keys"):
         return None
-    _, times = anim_bake.key_frames(clip, fps)
+    _, times = bone_keys.key_frames(clip, fps)
     mask, note = sampler.linear_keys(times)
     if note:
         built.warnings.append(f"{clip.name}: {note}")
@@ -189,7 +189,7 @@ def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) 
     locations; at every baked frame, which includes the frames next to each
     of the clip's keys): no action need key them, the pose bones keep their
     default (tiny_4anim: 224 of its 1520 F-curves). For ACTION clips all
-    baked (``baked``: their ``anim_bake.bake_clip``), since nothing else
+    baked (``baked``: their ``bone_keys.bake_clip``), since nothing else
     then sets those channels."""
     dt, dr, ds = armature_build.default_channels(built)
     still = np.ones((len(built.bones), 3), dtype=bool)
@@ -206,12 +206,12 @@ def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) 
 
 def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict[int, set[str]],
                  channels=None, resting: frozenset = frozenset(), mask: np.ndarray | None = None,
-                 size: float | None = None, room: anim_bake.Budget | None = None):
+                 size: float | None = None, room: bone_keys.Budget | None = None):
     """One action for ``clip``: baked (the clip's own playback, evaluated by
-    ``anim_bake.bake_clip`` and keyed where ``anim_bake.baked_keys`` needs a
+    ``bone_keys.bake_clip`` and keyed where ``bone_keys.baked_keys`` needs a
     key, its rotations on the frames ``mask`` (:func:`linear_mask`) keeps
     when given; ``channels``: the bake when already made; ``size``: the
-    model's, ``evaluate.size``; ``room``: its ``anim_bake.budget``) or the
+    model's, ``evaluate.size``; ``room``: its ``bone_keys.budget``) or the
     file's keys mapped channel by channel. ``resting`` channels are not
     keyed. A clip that loops as the Animator does loops with Cycles modifiers."""
     action, slot, bag = fcurves.new_action_for(built.armature, clip.name)
@@ -227,17 +227,17 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
     f0 = clip.frame_range(fps)[0]
     modes = bone_modes(built)
     if baked:
-        room = room or anim_bake.budget(built, size)
+        room = room or bone_keys.budget(built, size)
         # bones in Euler or axis-angle mode interpolate otherwise: keyed on every frame
         other_modes = any(modes[built.bone_names[int(j)]] != rotation_modes.QUATERNION
                           for j in clip.rotation.targets.tolist() if int(j) in built.bone_names)
         frames, t, r, s = (channels if channels is not None
-                           else anim_bake.bake_clip(built, clip, fps, room,
+                           else bone_keys.bake_clip(built, clip, fps, room,
                                                     every_frame=mask is not None or other_modes))
         animates = keyed_channels(clip, built.bones)
         wanted = {prop: [bi for bi in np.flatnonzero(animates[:, k]).tolist() if (bi, prop) not in resting]
                   for k, prop in enumerate(_PROPS)}
-        keep = anim_bake.baked_keys(built, frames, (t, r, s), wanted, room, blended=clip.layer != "ACTION")
+        keep = bone_keys.baked_keys(built, frames, (t, r, s), wanted, room, blended=clip.layer != "ACTION")
         for bi, j in enumerate(built.bones.tolist()):
             bone = built.bone_names[j]
             for k, (prop, vals) in enumerate(zip(_PROPS, (t[:, bi], _wxyz(r[:, bi]), s[:, bi]))):
@@ -363,10 +363,10 @@ def build_clips(built: Built, fps: float, bake: bool, size: float) -> None:
     modes = [must_bake(built, clip, fps, built.baked, exact) for clip in clips]
     masks = [linear_mask(built, clip, fps, bake, exact) if baked else None for clip, baked in zip(clips, modes)]
     pre: list = [None] * len(clips)
-    room = anim_bake.budget(built, size)
+    room = bone_keys.budget(built, size)
     resting: frozenset = frozenset()
     if all(modes) and all(c.layer == "ACTION" for c in clips):
-        pre = [anim_bake.bake_clip(built, clip, fps, room, every_frame=mask is not None)
+        pre = [bone_keys.bake_clip(built, clip, fps, room, every_frame=mask is not None)
                for clip, mask in zip(clips, masks)]
         resting = resting_channels(built, clips, pre, size)
     for clip, baked, channels, mask in zip(clips, modes, pre, masks):

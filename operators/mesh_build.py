@@ -14,6 +14,7 @@ from mathutils import Matrix
 from ..core import faces, rebind, sampling, skinning
 from ..io.errors import note
 from ..scene import Mesh, Scene, evaluate
+from ..scene.weld import Weld, weld_note, welded
 from . import attribute_nodes, material_build, mesh_arrays, mesh_weld, metadata, own_binds, textures
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def valid_faces(mesh: Mesh, warnings: list[str], label: str):
 
 def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups: np.ndarray,
                placement: rebind.SkinPlacement | None = None, mirror: bool = False,
-               weld: mesh_weld.Weld | None = None, kept_faces: tuple | None = None) -> tuple[Any, dict]:
+               weld: Weld | None = None, kept_faces: tuple | None = None) -> tuple[Any, dict]:
     """A mesh object for scene mesh ``mi`` and its metadata, for
     :func:`place_mesh` to complete and store; a skinned mesh's vertices as
     ``placement`` stores them (re-expressed vertices' normals turned with
@@ -152,7 +153,7 @@ def skin_placement(built: Built, mi: int, default_world: np.ndarray, size: float
                    mesh: Mesh | None = None) -> rebind.SkinPlacement | None:
     """Where a skinned mesh goes on the built armature (``core.rebind``), or
     None for a mesh that is not skinned to it; scene mesh ``mi`` or the
-    ``mesh`` built for it (welded: :mod:`.mesh_weld`)."""
+    ``mesh`` built for it (welded: ``scene.weld``)."""
     m = built.scene.meshes[mi] if mesh is None else mesh
     if m.skin is None or built.armature is None or built.rest is None:
         return None
@@ -371,7 +372,7 @@ def build_meshes(context, built: Built, pack_images: bool, default_world: np.nda
     local: list[tuple[Any, np.ndarray]] = []       # objects still to place relative to their parents
     for mi in range(len(scene.meshes)):
         kept_faces = valid_faces(scene.meshes[mi], built.warnings, f"mesh {scene.meshes[mi].name!r}")
-        weld = mesh_weld.welded(scene.meshes[mi], kept_faces)
+        weld = welded(scene.meshes[mi], kept_faces)
         mesh = None if weld is None else weld.mesh
         placement = skin_placement(built, mi, default_world, size, mesh) if default_world is not None else None
         placed = _placed(built, mi, default_world, placement)
@@ -379,7 +380,7 @@ def build_meshes(context, built: Built, pack_images: bool, default_world: np.nda
         obj, meta = build_mesh(context, built, mi, mats, groups, placement, mirror, weld, kept_faces)
         m_local = place_mesh(built, mi, obj, meta, placed, placement, mirror, mesh)
         if weld is not None:
-            welds.append(mesh_weld.summary(obj.name, scene.meshes[mi], weld))
+            welds.append(weld_note(obj.name, scene.meshes[mi], weld))
         if m_local is not None:
             local.append((obj, m_local))
         built.meshes[mi] = obj
