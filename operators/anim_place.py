@@ -254,20 +254,6 @@ def _channels(action, arm, bones) -> dict:
     return anim_extract.action_channels(action, arm.pose.bones, bones)
 
 
-def _values(fc, at: np.ndarray) -> np.ndarray:
-    """An F-curve at ``at`` (inside its keys for a looping curve): its keys
-    interpolated in numpy when they are linear, else ``fc.evaluate``."""
-    n = len(fc.keyframe_points)
-    co = np.empty(2 * n, dtype=np.float32)
-    fc.keyframe_points.foreach_get("co", co)
-    interp = np.empty(n, dtype=np.int32)
-    fc.keyframe_points.foreach_get("interpolation", interp)
-    plain = all(m.type == "CYCLES" for m in fc.modifiers) and fc.extrapolation == "CONSTANT"
-    if n and plain and (n == 1 or np.all(interp[:-1] == 1)):
-        return np.interp(at, co[0::2].astype(np.float64), co[1::2].astype(np.float64))
-    return np.array([fc.evaluate(float(t)) for t in at], dtype=np.float64)
-
-
 def _weighted(built: Built, merge: list[_Layer]):
     """The base action and the (layer, action, slot, "ADD", influence) each
     mergeable layer plays in the WEIGHTED mix (see the module doc)."""
@@ -298,7 +284,7 @@ def _weighted(built: Built, merge: list[_Layer]):
             k = index[b]
             act[k] = True
             for i, fc in props[_ROT].items():
-                r[:, k, i] = _values(fc, uniq)
+                r[:, k, i] = fcurves.fcurve_values(fc, uniq)
         rots.append(r)
         acts.append(act)
         times.append(uniq)

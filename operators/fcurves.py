@@ -3,8 +3,9 @@
 place that makes and walks them: an action with a slot for an ID and its
 channelbag (:func:`new_action_for`, :func:`ensure_channelbag`), the action
 assigned with its slot (:func:`assign_action`), keys in bulk
-(:func:`add_vector_keys`), Cycles modifiers (:func:`add_cycles`), and every
-F-curve of an action whatever its layers and slots (:func:`fcurves`).
+(:func:`add_vector_keys`), Cycles modifiers (:func:`add_cycles`), every
+F-curve of an action whatever its layers and slots (:func:`fcurves`), and
+an F-curve's values at many frames (:func:`fcurve_values`).
 """
 from __future__ import annotations
 
@@ -104,6 +105,32 @@ def channelbags(action):
 def fcurves(action) -> list:
     """Every F-curve of an action (any layer, strip and slot)."""
     return [fc for bag in channelbags(action) for fc in bag.fcurves]
+
+
+def _plain(fc) -> bool:
+    """No modifier but Cycles: the keys are the curve inside their span."""
+    return all(m.type == "CYCLES" for m in fc.modifiers)
+
+
+def fcurve_values(fc, frames: np.ndarray) -> np.ndarray:
+    """An F-curve at ``frames``: numpy for linear curves without modifiers
+    but Cycles, at frames inside the keys' span for those (the same values
+    Blender computes), ``fc.evaluate`` otherwise."""
+    n = len(fc.keyframe_points)
+    if n and _plain(fc) and (not len(fc.modifiers) or _inside_keys(fc, frames)):
+        interp = np.empty(n, dtype=np.int32)
+        fc.keyframe_points.foreach_get("interpolation", interp)
+        if n == 1 or np.all(interp[:-1] == 1) and fc.extrapolation == "CONSTANT":
+            co = np.empty(2 * n, dtype=np.float32)
+            fc.keyframe_points.foreach_get("co", co)
+            return np.interp(frames, co[0::2].astype(np.float64), co[1::2].astype(np.float64))
+    return np.array([fc.evaluate(float(f)) for f in frames], dtype=np.float64)
+
+
+def _inside_keys(fc, frames) -> bool:
+    n = len(fc.keyframe_points)
+    first, last = fc.keyframe_points[0].co[0], fc.keyframe_points[n - 1].co[0]
+    return bool(np.all((np.asarray(frames) >= first - 1e-6) & (np.asarray(frames) <= last + 1e-6)))
 
 
 def keyed_plainly(interpolation: str) -> bool:
