@@ -145,9 +145,8 @@ def place_actions(built: Built, fps: float) -> tuple[float, float] | None:
         fcurves.assign_action(arm, acts[0][0], acts[0][1])
     stack = None
     if layers:
-        stack = place_layers(built, [(a, s, c.layer, c.weight) for a, s, c in layers], fps,
-                                         mix=next((c.mix for _, _, c in reversed(layers) if c.layer != "DOMINANT"),
-                                                  None))
+        mix = next((c.mix for _, _, c in reversed(layers) if c.layer != "DOMINANT"), None)
+        stack = place_layers(built, [(a, s, c.layer, c.weight) for a, s, c in layers], fps, mix=mix)
     for a, _, _ in built.actions:      # nothing imported is lost on save and reload
         a.use_fake_user = True
     if not built.actions:

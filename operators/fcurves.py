@@ -35,6 +35,7 @@ def new_action_for(id_data, name: str):
 
 
 def assign_action(id_data, action, slot) -> None:
+    """``id_data`` plays ``action`` through ``slot`` (Blender 5.0 wants the slot beside every action)."""
     ad = id_data.animation_data or id_data.animation_data_create()
     ad.action = action
     ad.action_slot = slot
