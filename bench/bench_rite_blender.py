@@ -71,7 +71,7 @@ EXPORT_SECTIONS = [
     ("clip_of", f"{PKG}.operators.anim_extract", "clip_of", 1),
     ("fcurve_values", f"{PKG}.operators.fcurves", "fcurve_values", 2),
     ("write_scene (io, numpy)", f"{PKG}.io.rite.adapter", "write_scene", 0),
-    ("_RamBuild (scene -> RAM records)", f"{PKG}.io.rite.from_scene", "_RamBuild", 1),
+    ("RamBuild (scene -> RAM records)", f"{PKG}.io.rite.from_scene", "RamBuild", 1),
     ("write_ram (text)", f"{PKG}.io.rite.from_scene", "write_ram", 1),
     ("raa_from_clip", f"{PKG}.io.rite.from_scene", "raa_from_clip", 1),
     ("write_raa (text)", f"{PKG}.io.rite.from_scene", "write_raa", 1),

@@ -12,8 +12,8 @@ Two forms are read:
   whole frames, both ends inclusive; read strictly (a clear error, with the
   line, for anything else);
 * a Minetest/Luanti mod's Lua file (a player model registration, a mob
-  definition, an entity calling ``set_animation``), read by the small
-  tokenizer of :mod:`.lua_scan`: ``stand = {x = 0, y = 79}`` tables,
+  definition, an entity calling ``set_animation``), read by :mod:`.lua_scan`
+  on the tokens of :mod:`.lua_tokens`: ``stand = {x = 0, y = 79}`` tables,
   mobs-style ``stand_start``/``stand_end`` fields and
   ``obj:set_animation({x = 0, y = 79}, 30)`` calls. What the file holds
   beyond plain number literals is skipped with a warning naming the line.
@@ -35,32 +35,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .atomic import Batch, write_atomic
+from .clip_range import MAX_RANGES, ClipRange, check_name, listed, quoted, whole_frame
 from .errors import FormatError, Warnings, group, note
+from .lua_scan import scan_lua
+from .lua_tokens import LUA_KEYWORDS
 from .paths import check_input
 
 #: largest ranges file read (bytes): a mod's Lua file is a few kB, reading 2 MB of tables takes seconds
 MAX_BYTES = 2 << 20
-#: most clips a file may name
-MAX_RANGES = 10_000
-#: largest frame number
-MAX_FRAME = 2 ** 31 - 1
-#: longest clip name (characters)
-MAX_NAME = 1024
-#: names listed in a "found" phrase
-SHOWN = 8
-
-LUA_KEYWORDS = frozenset("and break do else elseif end false for function goto if in local nil not or repeat "
-                         "return then true until while".split())
 
 LOOKED_FOR_JSON = 'a JSON object {"fps": ..., "clips": [{"name": ..., "start": ..., "end": ...}, ...]}'
 _CLIP_KEYS = ("name", "start", "end")
-
-
-@dataclass(frozen=True)
-class ClipRange:
-    name: str
-    start: int      # first frame, inclusive (whole frames)
-    end: int        # last frame, inclusive, >= start
 
 
 @dataclass
@@ -71,57 +56,6 @@ class RangeFile:
     fps: float | None
     #: what was read, one short phrase each (for the import's report)
     found: list[str] = field(default_factory=list)
-
-
-# checks shared by the readers and the writers
-
-def whole_frame(value) -> int:
-    """``value`` as a frame number: a whole, non-negative number (40 or
-    40.0, not 40.5, not True); ValueError saying why not."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"not a number ({_show(value)})")
-    if isinstance(value, numbers.Integral):
-        frame = int(value)
-    else:
-        v = float(value)
-        if not math.isfinite(v) or not v.is_integer():
-            raise ValueError(f"not a whole frame ({_show(value)})")
-        frame = int(v)
-    if frame < 0:
-        raise ValueError(f"negative frame ({frame})")
-    if frame > MAX_FRAME:
-        raise ValueError(f"frame too large ({frame})")
-    return frame
-
-
-def check_name(name) -> str:
-    """``name`` if it can name a clip; ValueError saying why not."""
-    if not isinstance(name, str):
-        raise ValueError(f"the name is not a string ({_show(name)})")
-    if not name.strip():
-        raise ValueError("empty name")
-    if len(name) > MAX_NAME:
-        raise ValueError(f"name longer than {MAX_NAME} characters")
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError(f"the name is not valid Unicode ({name[:40]!r})") from None
-    return name
-
-
-def listed(names) -> str:
-    """``n ranges: a, b, ...`` for a "found" phrase."""
-    names = list(names)
-    more = " ..." if len(names) > SHOWN else ""
-    return f"{len(names)} range{'s' if len(names) != 1 else ''}: {', '.join(names[:SHOWN])}{more}"
-
-
-def _show(value) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # reading
@@ -173,8 +107,6 @@ def read_ranges(path, *, warnings=None) -> RangeFile:
 
 
 def _read_lua(path, text: str, w, tried: str) -> RangeFile:
-    from .lua_scan import scan_lua
-
     clips, fps, found = scan_lua(text, path, w, tried)
     return RangeFile(str(path), clips, fps, found)
 
@@ -207,10 +139,10 @@ def _json_form(path, text: str, data, w) -> RangeFile:
             group(w, f"{fname}: unknown keys ignored", key)
     fps = data["fps"]
     if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not math.isfinite(fps) or fps <= 0:
-        raise fail(f'"fps" must be a positive number, not {_show(fps)}', keys.get("fps"))
+        raise fail(f'"fps" must be a positive number, not {quoted(fps)}', keys.get("fps"))
     items = data["clips"]
     if not isinstance(items, list):
-        raise fail(f'"clips" must be a list of {{"name": ..., "start": ..., "end": ...}}, not {_show(items)}',
+        raise fail(f'"clips" must be a list of {{"name": ..., "start": ..., "end": ...}}, not {quoted(items)}',
                    keys.get("clips"))
     if len(items) > MAX_RANGES:
         raise fail(f"more than {MAX_RANGES} clips ({len(items)})", keys.get("clips"))
@@ -220,7 +152,7 @@ def _json_form(path, text: str, data, w) -> RangeFile:
         line = lines[k] if k < len(lines) else None
         where = f"clip {k + 1}"
         if not isinstance(item, dict):
-            raise fail(f'{where}: expected an object {{"name": ..., "start": ..., "end": ...}}, not {_show(item)}',
+            raise fail(f'{where}: expected an object {{"name": ..., "start": ..., "end": ...}}, not {quoted(item)}',
                        line)
         for key in _CLIP_KEYS:
             if key not in item:
@@ -229,7 +161,7 @@ def _json_form(path, text: str, data, w) -> RangeFile:
             name = check_name(item["name"])
         except ValueError as exc:
             raise fail(f"{where}: {exc}", line) from None
-        where = f"clip {_show(name)}"
+        where = f"clip {quoted(name)}"
         frames = []
         for key in ("start", "end"):
             try:
@@ -317,13 +249,13 @@ def _clips_to_write(clips) -> list[ClipRange]:
             name = check_name(clip.name)
             start, end = whole_frame(clip.start), whole_frame(clip.end)
         except ValueError as exc:
-            raise FormatError(f"clip {_show(getattr(clip, 'name', clip))}: {exc}") from None
+            raise FormatError(f"clip {quoted(getattr(clip, 'name', clip))}: {exc}") from None
         if end < start:
-            raise FormatError(f"clip {_show(name)}: end {end} is before start {start}")
+            raise FormatError(f"clip {quoted(name)}: end {end} is before start {start}")
         first = seen.get(name)
         if first is not None:
             if (first.start, first.end) != (start, end):
-                raise FormatError(f"clip {_show(name)} given twice with different ranges: "
+                raise FormatError(f"clip {quoted(name)} given twice with different ranges: "
                                   f"{first.start}-{first.end} and {start}-{end}")
             continue
         seen[name] = ClipRange(name, start, end)
@@ -337,7 +269,7 @@ def _clips_to_write(clips) -> list[ClipRange]:
 
 def _fps_to_write(fps) -> float:
     if isinstance(fps, bool) or not isinstance(fps, numbers.Real) or not math.isfinite(fps) or fps <= 0:
-        raise FormatError(f"fps must be a positive number, not {_show(fps)}")
+        raise FormatError(f"fps must be a positive number, not {quoted(fps)}")
     return float(fps)
 
 

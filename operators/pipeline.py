@@ -74,7 +74,7 @@ def scene_fps(context) -> float:
 
 
 #: What shows progress instead of Blender's window: the command line puts an
-#: ``io.progress.Progress`` (the window manager's progress_* names) here.
+#: ``cli.progress.Progress`` (the window manager's progress_* names) here.
 console: Any = None
 
 

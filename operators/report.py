@@ -245,18 +245,18 @@ def facts(args, fmt, total: Report, format_options: dict) -> list[tuple[str, str
 
 
 def write_report(context, folder, title: str, parts, total: Report, built, header: list[tuple[str, str]],
-                 tile=(360, 300)) -> Path:
+                 tile=(360, 300), *, progress) -> Path:
     """The report of ``parts`` ([(title, Report)] as ``verify`` prints them)
     into ``folder``: index.html and one strip of frames per part. Returns the
-    page's path."""
-    from ..io.progress import Progress
-
+    page's path. ``progress(label, total)`` makes what shows how far the
+    rendering is (a context manager with ``update(done, note=)``: the
+    command line passes ``cli.progress.Progress``)."""
     folder = Path(folder).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     sections = []
-    with Progress("report: rendering", len(parts)) as progress:
+    with progress("report: rendering", len(parts)) as shown:
         for n, (name, rep) in enumerate(parts, 1):
-            progress.update(n - 1, note=name)
+            shown.update(n - 1, note=name)
             size = rep.size or 1.0
             image, captions = "", list[str]()
             if rep.played is not None and rep.frames and built.meshes:

@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from ..core import faces
-from ..io.progress import counted
 from ..scene import Scene, evaluate
 from . import mesh_arrays, metadata
 
@@ -173,7 +172,7 @@ NORMAL_FRAMES = 32
 
 
 def verify(context, objects: dict, reference: Scene, clips, frames, rel_tolerance: float = 1e-5,
-           normals: bool = False, maps: dict | None = None) -> Report:
+           normals: bool = False, maps: dict | None = None, counted=None) -> Report:
     """Blender's evaluated meshes ``objects`` ({reference mesh index: object},
     world space) against ``scene.evaluate``'s evaluation of ``reference`` (a fresh
     parse of the file, never read back from Blender) playing ``clips`` (None,
@@ -181,7 +180,9 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
     to play the same (active action or NLA stack). With ``normals``, the
     report also holds the normals' deviation from the runtime's skinned
     normals (information), on at most NORMAL_FRAMES of the frames. A long
-    run shows its progress on the command line (``io.progress``). ``maps``:
+    run shows its progress when given ``counted`` (``counted(label, items,
+    total)`` yields ``items``, showing how far they are: the command line
+    passes ``cli.progress.counted``; None shows nothing). ``maps``:
     {reference mesh index: (V,) the reference vertex of each of the object's
     vertices} for objects whose vertices are the reference's split (a file
     written with vertices split at seams and material borders). An object
@@ -205,7 +206,8 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
     angles = _Angles()
     welds = {i: metadata.load_weld(objects[i].data) for i in order}      # (read once, not at every frame)
     out = []
-    for k, (f, want) in enumerate(counted(f"verify {_played(clips)}", zip(frames, want_all), len(frames))):
+    count = counted or (lambda label, items, total: items)
+    for k, (f, want) in enumerate(count(f"verify {_played(clips)}", zip(frames, want_all), len(frames))):
         whole = int(np.floor(f))
         scene.frame_set(whole, subframe=float(f - whole))
         errs = [np.linalg.norm(evaluated_vertices(context, objects[i], welds[i])

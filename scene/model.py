@@ -22,15 +22,12 @@ and the extractor hands them back.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..core import quat, sampling, skeleton
 from .axes import AxisConversion
-
-if TYPE_CHECKING:
-    from .orientation import Orientation
 
 
 class SceneError(ValueError):
@@ -303,6 +300,28 @@ class Clip:
 
 # ---------------------------------------------------------------------------
 # the scene
+
+@dataclass(frozen=True)
+class Orientation:
+    """The Forward/Up a scene was read with, and why (for the import summary):
+    given, or decided from the file's data by :mod:`.orientation`."""
+
+    forward: str
+    up: str
+    file_up: str | None          # the file's own axis that points up ("Z" for a Z-up file)
+    automatic: bool
+    evidence: str = ""
+
+    def phrase(self) -> str:
+        """For the summary: "Z up" (the file's axis)."""
+        return f"{self.file_up} up" if self.file_up else f"Up {self.up}"
+
+    def note(self) -> str:
+        """How an automatic choice was made, and the manual axes that give
+        the same (a note for the console)."""
+        return (f"up is the file's {self.file_up} axis, {self.evidence} (Manual Orientation with Forward "
+                f"{self.forward}, Up {self.up} gives the same)")
+
 
 @dataclass(eq=False)
 class Source:

@@ -28,7 +28,7 @@ The evidence, strongest first:
 
 Axes are named as the importer's Forward/Up options name them (for a
 left-handed format: the file's axes once its z is mirrored); the summary
-names the file's own axis (:attr:`Orientation.file_up`).
+names the file's own axis (:attr:`.model.Orientation.file_up`).
 """
 from __future__ import annotations
 
@@ -37,8 +37,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import rig
+from . import evaluate
 from .axes import AxisConversion, axis_matrix
-from .model import Scene
+from .model import Orientation, Scene
 
 #: a vote (or the sum of votes) counts when it is within this cosine of an axis ...
 MIN_COSINE = 0.8
@@ -79,27 +80,6 @@ def forward_for(up: str) -> str:
     unless Up is on that axis; then Y (a Z-up DirectX file, authored in 3ds
     Max, is Forward Y, Up -Z: it stands and faces the front view)."""
     return "Y" if up in ("Z", "-Z") else "-Z"
-
-
-@dataclass(frozen=True)
-class Orientation:
-    """The Forward/Up a scene was read with, and why (for the import summary)."""
-
-    forward: str
-    up: str
-    file_up: str | None          # the file's own axis that points up ("Z" for a Z-up file)
-    automatic: bool
-    evidence: str = ""
-
-    def phrase(self) -> str:
-        """For the summary: "Z up" (the file's axis)."""
-        return f"{self.file_up} up" if self.file_up else f"Up {self.up}"
-
-    def note(self) -> str:
-        """How an automatic choice was made, and the manual axes that give
-        the same (a note for the console)."""
-        return (f"up is the file's {self.file_up} axis, {self.evidence} (Manual Orientation with Forward "
-                f"{self.forward}, Up {self.up} gives the same)")
 
 
 @dataclass(frozen=True)
@@ -389,8 +369,6 @@ def _elongation(scene: Scene, tree: _Tree, world: np.ndarray, pos: np.ndarray, s
     """A body with limbs (a joint with three branches) much taller along one
     axis than along the others, more of its joints on one side of its root,
     in the pose of the joint world matrices ``world``."""
-    from . import evaluate
-
     if not len(tree.hubs()):
         return None                     # a chain or a single joint: a prop (a sword, a pistol)
     pts = [evaluate.mesh_positions(scene, m, world, world) for m in (_sampled(m) for m in scene.meshes)]
@@ -419,9 +397,7 @@ def _elongation(scene: Scene, tree: _Tree, world: np.ndarray, pos: np.ndarray, s
 
 def _sampled(mesh):
     """``mesh`` with at most :data:`SAMPLE` of its vertices (evenly spaced)."""
-    from .evaluate import subset
-
     V = len(mesh.positions)
     if V <= SAMPLE:
         return mesh
-    return subset(mesh, np.linspace(0, V - 1, SAMPLE).astype(np.int64))
+    return evaluate.subset(mesh, np.linspace(0, V - 1, SAMPLE).astype(np.int64))

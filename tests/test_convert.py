@@ -412,6 +412,8 @@ def test_synthetic_animated_translation(tmp_path):
 # the command
 
 def _run(argv: list[str]) -> int:
+    from legacy_skin_io.cli import convert  # the command (the module's convert is io.convert)
+
     p = argparse.ArgumentParser()
     convert.add_arguments(p)
     return convert.run(p.parse_args(argv))
@@ -427,7 +429,7 @@ def test_convert_command_without_bpy(tmp_path):
                     raise ImportError("bpy is blocked in this test")
         sys.meta_path.insert(0, Block())
         import argparse
-        from legacy_skin_io.io import convert
+        from legacy_skin_io.cli import convert
         p = argparse.ArgumentParser()
         convert.add_arguments(p)
         rc = convert.run(p.parse_args({[*map(str, RITE_INPUTS), "-o", str(out), "--format", "compressed",

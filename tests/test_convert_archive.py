@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import DATA, ROOT, SAMPLES, run_cli
 
-from legacy_skin_io.io import batch_report, cluster
+from legacy_skin_io.cli import batch_report, cluster
 from legacy_skin_io.io.convert import Outcome
 from legacy_skin_io.io.formats import FORMATS
 

@@ -19,8 +19,8 @@ import pytest
 from conftest import DATA, ROOT, SAMPLES
 
 from legacy_skin_io import cli
-from legacy_skin_io.io import convert, progress
-from legacy_skin_io.io.convert import EXIT_LOSS, LOSS_LIMIT
+from legacy_skin_io.cli import convert, progress
+from legacy_skin_io.cli.convert import EXIT_LOSS, LOSS_LIMIT
 from legacy_skin_io.io.rite import adapter as rite
 from legacy_skin_io.io.xfile import adapter as xfile
 from legacy_skin_io.scene import evaluate as ev
@@ -253,3 +253,44 @@ def test_progress_in_a_log_is_a_line_now_and_then(monkeypatch):
     lines = log.getvalue().splitlines()
     assert 2 <= len(lines) <= 4 and all(re.match(r"^convert: 2/10 \(20%\), \d+ s$", ln) for ln in lines), lines
     assert "\r" not in log.getvalue()
+
+
+# ---------------------------------------------------------------------------
+# the package's layers
+
+LAYERS = ("cli", "operators", "io", "scene", "core")      # each imports only those after it
+
+
+def _imported_layers(path: Path) -> set[str]:
+    """The layers (top-level folders of the package) ``path`` imports,
+    inside functions too."""
+    import ast
+
+    depth = len(path.relative_to(ROOT).parts) - 1           # the folders between the package and the module
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            parts = list(path.relative_to(ROOT).parts[:-1])[:depth - (node.level - 1)] + \
+                (node.module.split(".") if node.module else [])
+            names = [parts] if parts else [[a.name] for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("legacy_skin_io."):
+            names = [node.module.split(".")[1:]]
+        elif isinstance(node, ast.Import):
+            names = [a.name.split(".")[1:] for a in node.names if a.name.startswith("legacy_skin_io.")]
+        else:
+            continue
+        out.update(n[0] for n in names if n and n[0] in LAYERS)
+    return out
+
+
+def test_layers_import_only_the_layers_below_them():
+    """cli -> operators -> io -> scene -> core: the command line is a
+    package nothing below it imports (operators get the progress display
+    passed in)."""
+    wrong = []
+    for i, layer in enumerate(LAYERS):
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            above = _imported_layers(path) & set(LAYERS[:i])
+            if above:
+                wrong.append(f"{path.relative_to(ROOT)} imports {', '.join(sorted(above))}")
+    assert not wrong, wrong

@@ -190,17 +190,17 @@ def test_rite_flags_a_non_rigid_default_pose_where_it_arises():
     """The joint whose own local matrix scales non-uniformly is flagged, not
     every joint that inherits it; a parent scaled to zero flags its child
     instead of failing (no LinAlgError)."""
-    from legacy_skin_io.io.rite import from_scene
+    from legacy_skin_io.io.rite import ram_from_scene
     from legacy_skin_io.scene import Skeleton
 
     local = np.tile(np.eye(4), (3, 1, 1))
     local[0, :3, :3] = np.diag([1.0, 2.0, 0.5])
     local[1:, 1, 3] = 1.0
     sk = Skeleton(["a", "b", "c"], [-1, 0, 1], local, np.tile(np.eye(4), (3, 1, 1)), [True] * 3)
-    assert from_scene._own_shear(sk.world(), sk.parents).tolist() == [True, False, False]
+    assert ram_from_scene._own_shear(sk.world(), sk.parents).tolist() == [True, False, False]
     local[1, :3, :3] = 0.0
     sk = Skeleton(["a", "b", "c"], [-1, 0, 1], local, np.tile(np.eye(4), (3, 1, 1)), [True] * 3)
-    assert from_scene._own_shear(sk.world(), sk.parents).tolist() == [True, True, True]
+    assert ram_from_scene._own_shear(sk.world(), sk.parents).tolist() == [True, True, True]
 
 
 @pytest.mark.parametrize("who", ["armature", "parent"])

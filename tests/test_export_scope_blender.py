@@ -110,7 +110,7 @@ def test_scale_multiplies_as_fbx_and_only_without_the_imported_axes(bpy, tmp_pat
 
 
 def test_convert_and_the_operator_offer_the_same_storage_kinds(bpy):
-    from legacy_skin_io.io import convert
+    from legacy_skin_io.cli import convert
 
     p = argparse.ArgumentParser()
     convert.add_arguments(p)

@@ -13,7 +13,7 @@ from conftest import DATA
 
 from legacy_skin_io.io import ranges as rg
 from legacy_skin_io.io.errors import FormatError, Warnings
-from legacy_skin_io.io.lua_scan import tokens
+from legacy_skin_io.io.lua_tokens import tokens
 from legacy_skin_io.io.ranges import ClipRange, RangeFile, ranges_json, ranges_lua, ranges_path, read_ranges
 
 REAL = DATA / "ranges"

@@ -82,7 +82,7 @@ def _slerp(a, b, t):
 
 @pytest.mark.parametrize("apart,documented", [(30, 0.03), (60, 0.27), (90, 0.92), (120, 2.2), (180, 8.1)])
 def test_how_far_the_weighted_mix_is_from_slerp(apart, documented):
-    """The README's figures: the largest angle, over the weights, between
+    """The figures in docs/formats/rite.md: the largest angle, over the weights, between
     the weighted mix of two rotations ``apart`` degrees apart and slerp."""
     z = [0, 0, 1]
     a, b = about(z, 0), about(z, apart)

@@ -4,12 +4,13 @@ through the installed extension: readable options, empties for frames,
 textures found once, the Blender command line."""
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 from blender_checks import ext, save_png
-from conftest import DATA, SAMPLES
+from conftest import DATA, EXT_MODULE, SAMPLES
 
 from legacy_skin_io.io.formats import FORMATS
 
@@ -157,15 +158,15 @@ def test_pack_images_option(bpy, tmp_path):
 def test_blender_command_line_runs_the_same_commands(bpy, tmp_path):
     """``blender --command legacy_skin_io ...`` is registered with
     bpy.utils.register_cli_command and takes the CLI's subcommands."""
-    ops_pkg = ext("operators")
-    assert ops_pkg._cli_handle is not None
+    assert importlib.import_module(EXT_MODULE)._command_handle is not None       # the package's register()
+    command_line = ext("cli").blender_command_line
     out = tmp_path / "humanoid.x"
     rite = SAMPLES / "rite"
-    code = ops_pkg._command_line(["convert", str(rite / "humanoid.ram"), str(rite / "walk.raa"), "-o", str(out)])
+    code = command_line(["convert", str(rite / "humanoid.ram"), str(rite / "walk.raa"), "-o", str(out)])
     assert code == 0 and out.read_bytes().startswith(b"xof ")
-    assert ops_pkg._command_line(["convert", str(DATA / "x" / "assimp" / "OV_GetNextToken"), "-o",
-                                  str(tmp_path / "x.ram")]) == 2
-    assert ops_pkg._command_line(["--no-such-option"]) == 2
+    assert command_line(["convert", str(DATA / "x" / "assimp" / "OV_GetNextToken"), "-o",
+                         str(tmp_path / "x.ram")]) == 2
+    assert command_line(["--no-such-option"]) == 2
 
 
 @pytest.mark.parametrize("sub", ["convert", "import", "verify", "export"])

@@ -12,7 +12,7 @@ from x_rigs import chain_file
 from legacy_skin_io.core import quat
 from legacy_skin_io.io.xfile import XAnimation, XAnimationKey, read_xfile
 from legacy_skin_io.io.xfile.adapter import scene_from_xfile
-from legacy_skin_io.io.xfile.to_scene import _continuous_tracks
+from legacy_skin_io.io.xfile.clips_in import _continuous_tracks
 
 
 def test_tracks_made_continuous_together_as_each_alone():

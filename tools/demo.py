@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The README's main job on the bundled samples (run through tools/run.py).
 
-For each sample, headlessly: import it, verify Blender's deformation against
-the core's evaluation of the original files at every frame (one line per
-animation and a verdict), save a .blend into out/ and write a report
-(out/reports/<sample>/index.html: the error per frame plotted, frames
-rendered with Cycles on the CPU):
+For each sample, on Blender's command line (the bpy module): import it,
+verify Blender's deformation against the core's evaluation of the original
+files at every frame (one line per animation and a verdict), save a .blend
+into out/ and write a report (out/reports/<sample>/index.html: the error
+per frame plotted, frames rendered with Cycles on the CPU):
 
 * the RiTE humanoid with its walk (mergeable) and wave (dominant) animations;
 * DirectX tiny_4anim.x with its four AnimationSets.

@@ -5,7 +5,7 @@
     python3.11 tools/run.py test     # the whole test suite
     python3.11 tools/run.py build    # build + validate the extension zip
     python3.11 tools/run.py bench    # benchmarks (prints ratios)
-    python3.11 tools/run.py check    # linter (ruff) and type check of operators/ (mypy, fake-bpy-module)
+    python3.11 tools/run.py check    # linter (ruff) and type check of operators/, cli/ (mypy, fake-bpy-module)
     python3.11 tools/run.py py ...   # run python inside the project environment
 
 Each command creates the environment it needs on first use: a virtual
@@ -114,8 +114,9 @@ def reader_notes(paths: list[str], rest: list[str]) -> list[str]:
 
 
 def check(rest: list[str]) -> int:
-    """ruff over the repository, mypy over operators/ (and the bpy-free
-    packages it imports) against fake-bpy-module's stubs, in ``.venv-check``."""
+    """ruff over the repository, mypy over operators/ and cli/ (and the
+    bpy-free packages they import) against fake-bpy-module's stubs, in
+    ``.venv-check``."""
     if sys.version_info[:2] != (3, 11):
         sys.exit("tools/run.py needs Python 3.11: run it with python3.11")
     vdir = ROOT / ".venv-check"
@@ -140,7 +141,7 @@ def check(rest: list[str]) -> int:
     code = subprocess.call([str(py), "-m", "ruff", "check", "."], cwd=ROOT)
     env = dict(os.environ, MYPYPATH=str(pkgroot))
     code |= subprocess.call([str(py), "-m", "mypy", "--no-error-summary" if "-q" in rest else "--pretty",
-                             "-p", "legacy_skin_io.operators"], cwd=pkgroot, env=env)
+                             "-p", "legacy_skin_io.operators", "-p", "legacy_skin_io.cli"], cwd=pkgroot, env=env)
     print("check:", "PASS" if code == 0 else "FAIL", flush=True)
     return code
 

@@ -37,9 +37,9 @@ import json
 import os
 from pathlib import Path
 
-from .convert import Outcome
-from .errors import FormatError
-from .paths import check_target
+from ..io.convert import Outcome
+from ..io.errors import FormatError
+from ..io.paths import check_target
 
 STATUSES = ("ok", "warned", "failed")
 
@@ -79,10 +79,10 @@ class Report:
             self.path.parent.mkdir(parents=True, exist_ok=True)     # as OUTDIR's folders are made
         except OSError as err:
             raise FormatError(f"cannot make the report's folder ({err.strerror or err})", path=self.path) from None
-        target = check_target(self.path)
+        out = check_target(self.path)
         flags = os.O_CREAT | os.O_APPEND | (os.O_RDWR if resume else os.O_WRONLY | os.O_TRUNC)
         try:
-            self._fd = os.open(target, flags, 0o666)
+            self._fd = os.open(out, flags, 0o666)
             if resume:
                 _drop_cut_line(self._fd)
         except OSError as err:

@@ -10,7 +10,7 @@ whose stem, followed by ``_``, begins its stem (``hero.ram`` takes
 ``hero_walk.raa``, as ``convert`` names them); one that goes with no model
 is reported as failed.
 
-Each model is one job (:func:`.convert.convert_files`, which never raises);
+Each model is one job (``io.convert.convert_files``, which never raises);
 ``--jobs N`` runs N at once in worker processes, ``--scheduler ADDRESS`` on
 Dask distributed (:mod:`.cluster`). A bad file never stops the others: the
 end is a table of every file (converted, its loss and warnings; failed,
@@ -28,18 +28,21 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import closing, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from . import cluster, export_options, options
+from ..io import export_options, options
+from ..io.convert import Outcome, convert_files
+from ..io.errors import FormatError
+from ..io.formats import FORMATS, Format, UnknownFormat, for_path
+from . import cluster
 from .batch_report import Report, done_before, skipped
 from .cluster import SchedulerError
-from .convert import EXIT_LOSS, INPUT, Outcome, convert_files, limit
-from .errors import FormatError
-from .formats import FORMATS, Format, UnknownFormat, for_path
+from .convert import EXIT_LOSS, INPUT, limit
 from .progress import Progress
 
 
@@ -79,13 +82,13 @@ def run_job(job: Job) -> Outcome:
 def _format_of(name: str) -> tuple[Format, bool] | None:
     """(format, is an animation file) of a file name, by suffix only."""
     suffix = Path(name).suffix.lower()
-    for f in FORMATS:
-        if f.writes_only:                   # an input of no reader
+    for fmt in FORMATS:
+        if fmt.writes_only:                 # an input of no reader
             continue
-        if suffix in f.model_suffixes:
-            return f, False
-        if suffix in f.anim_suffixes:
-            return f, True
+        if suffix in fmt.model_suffixes:
+            return fmt, False
+        if suffix in fmt.anim_suffixes:
+            return fmt, True
     return None
 
 
@@ -148,9 +151,9 @@ def _options(args, jobs: list[Job], out_fmt: Format, warnings: list[str]) -> Non
     """Each job's reader and writer options from the command line (checked;
     flags no input or output format has are reported)."""
     in_formats = {for_path(j.inputs[0]).id: for_path(j.inputs[0]) for j in jobs}
-    read = {fid: options.given(args, f.import_options, prefix=INPUT) for fid, f in in_formats.items()}
+    read = {fid: options.given(args, fmt.import_options, prefix=INPUT) for fid, fmt in in_formats.items()}
     write = options.given(args, out_fmt.export_options)
-    mine = [s for f in in_formats.values() for s in f.import_options]
+    mine = [s for fmt in in_formats.values() for s in fmt.import_options]
     for flag in options.unused(args, mine, prefix=INPUT):
         warnings.append(f"{flag}: not an option of the input files' formats, ignored")
     for flag in options.unused(args, out_fmt.export_options + export_options.CONVERT):
@@ -173,7 +176,7 @@ def _size(job: Job) -> int:
     return total
 
 
-def _lost(job: Job, err: BaseException) -> Outcome:
+def _lost(job: Job, err: object) -> Outcome:
     """The outcome of a job whose worker died (killed, out of memory) or
     whose task could not run."""
     said = str(err).strip().splitlines()
@@ -181,7 +184,11 @@ def _lost(job: Job, err: BaseException) -> Outcome:
     return Outcome(job.inputs, job.output, error=f"{job.name}: the worker process failed ({why})")
 
 
-def _in_process(jobs: list[Job]) -> Iterator[tuple[int, Outcome]]:
+#: (index in the jobs, outcome) as each job is done; closed when the run stops
+Runs = Generator[tuple[int, Outcome], None, None]
+
+
+def _in_process(jobs: list[Job]) -> Runs:
     for k, job in enumerate(jobs):
         yield k, run_job(job)
 
@@ -200,7 +207,7 @@ def _watch_parent() -> None:
     threading.Thread(target=watch, name="lsio-parent-watch", daemon=True).start()
 
 
-def _in_processes(jobs: list[Job], workers: int) -> Iterator[tuple[int, Outcome]]:
+def _in_processes(jobs: list[Job], workers: int) -> Runs:
     # spawn, never fork: a forked child inherits the locks other threads (the progress
     # line's, Blender's) held at that moment and can hang on them
     spawn = multiprocessing.get_context("spawn")
@@ -217,12 +224,12 @@ def _in_processes(jobs: list[Job], workers: int) -> Iterator[tuple[int, Outcome]
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _on_scheduler(jobs: list[Job], sizes: list[int], address: str) -> Iterator[tuple[int, Outcome]]:
+def _on_scheduler(jobs: list[Job], sizes: list[int], address: str) -> Runs:
     def say(line: str) -> None:
         print(f"note: {line}", file=sys.stderr)
 
     for k, got in cluster.completed(jobs, sizes, run_job, address, say=say):
-        yield k, got if isinstance(got, Outcome) else _lost(jobs[k], got)
+        yield k, got if isinstance(got, Outcome) else _lost(jobs[k], got)     # (the worker's exception)
 
 
 def convert_all(jobs: list[Job], workers: int = 1, *, scheduler: str | None = None,
@@ -234,10 +241,11 @@ def convert_all(jobs: list[Job], workers: int = 1, *, scheduler: str | None = No
     results: list[Outcome | None] = [None] * len(jobs)
     clashes = _clashes(jobs)
     for i, earlier in clashes.items():
-        results[i] = Outcome(jobs[i].inputs, jobs[i].output,
-                             error=f"{jobs[i].name}: its output {Path(jobs[i].output).name} is also {earlier}'s")
+        clash = Outcome(jobs[i].inputs, jobs[i].output,
+                        error=f"{jobs[i].name}: its output {Path(jobs[i].output).name} is also {earlier}'s")
+        results[i] = clash
         if report is not None:
-            report.write(results[i])
+            report.write(clash)
     todo = [i for i in range(len(jobs)) if i not in clashes]
     size: dict[int, int] = {}
     if scheduler or (workers > 1 and len(todo) > 1):
@@ -293,7 +301,7 @@ class _stopped_by:
     def __init__(self, signum: int):
         self.signum = signum
         self.got = False
-        self._saved = None
+        self._saved: Any = None         # the handler before (signal.signal's)
 
     def _handle(self, signum, frame) -> None:
         self.got = True
@@ -344,7 +352,7 @@ def _resumed(report: str, jobs: list[Job]) -> tuple[list[Job], int]:
 def run(args) -> int:
     """``convert DIR -o OUTDIR --to EXT [--jobs N | --scheduler ADDRESS] [--report FILE [--resume]]``."""
     root, out_root = Path(args.inputs[0]), Path(args.output)
-    models = ", ".join(s for f in FORMATS for s in f.model_suffixes)
+    models = ", ".join(s for fmt in FORMATS for s in fmt.model_suffixes)
     if not args.to:
         print(f"error: {root}: a folder converts with --to EXT, the format to write ({models})", file=sys.stderr)
         return 2

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The command line's Blender commands (``import``, ``verify``, ``export``),
-for every registered format. ``cli.py`` parses the arguments and imports
-this module only for these commands (``convert`` needs no Blender)."""
+"""Blender's command line: the commands that run in Blender (``import``,
+``verify``, ``export``), for every registered format, in the bpy module
+(``python -m legacy_skin_io``) or ``blender --command legacy_skin_io``.
+``commands`` parses the arguments and imports this module only for these
+commands (``convert`` runs without Blender)."""
 from __future__ import annotations
 
 import atexit
@@ -18,9 +20,9 @@ from ..io import options as specs
 from ..io.errors import FormatError
 from ..io.formats import UnknownFormat, for_path
 from ..io.options import MANUAL_ORIENTATION
-from ..io.progress import Progress
+from ..operators import anim_place, builder, fcurves, ops, pipeline, report, verify
 from ..scene import AxisConversion, Scene, SceneError
-from . import anim_place, builder, fcurves, ops, pipeline, report, verify
+from .progress import Progress, counted
 
 
 def _register():
@@ -253,12 +255,13 @@ def verify_import(fmt, built, layered: bool, args) -> tuple[list, verify.Report]
     if reference.clips and layered:
         frames = _frames(reference.clips, fps)
         parts.append(("layer stack", verify.verify(bpy.context, built.meshes, reference, reference.clips, frames,
-                                                   args.tolerance, normals=True)))
+                                                   args.tolerance, normals=True, counted=counted)))
     elif reference.clips and built.actions:
         for (action, slot, _), clip in zip(built.actions, reference.clips):
             fcurves.assign_action(built.armature, action, slot)
             frames = _frames([clip], fps)
-            rep = verify.verify(bpy.context, built.meshes, reference, clip, frames, args.tolerance, normals=True)
+            rep = verify.verify(bpy.context, built.meshes, reference, clip, frames, args.tolerance, normals=True,
+                                counted=counted)
             parts.append((f"{clip.name!r}: frames {frames[0]:g}-{frames[-1]:g}", rep))
         action, slot, _ = built.actions[0]
         fcurves.assign_action(built.armature, action, slot)
@@ -266,7 +269,7 @@ def verify_import(fmt, built, layered: bool, args) -> tuple[list, verify.Report]
     else:
         parts.append(("default pose (no animation)",
                       verify.verify(bpy.context, built.meshes, reference, None, [0.0], args.tolerance,
-                                    normals=True)))
+                                    normals=True, counted=counted)))
     first = parts[0][1]
     return parts, verify.Report([f for _, r in parts for f in r.frames], first.size, first.tolerance)
 
@@ -306,7 +309,7 @@ def cmd_verify(args) -> int:
             print(f"error: {err}", file=sys.stderr)
             return 2
     if args.render:
-        from . import render
+        from ..operators import render
 
         with report.quiet():
             render.render_poses(bpy.context, Path(args.render), built.armature,
@@ -316,7 +319,7 @@ def cmd_verify(args) -> int:
         header = report.facts(args, fmt, total, _given(fmt.import_options, args))
         try:
             page = report.write_report(bpy.context, Path(args.report), f"verify {Path(args.model).name}", parts,
-                                       total, built, header)
+                                       total, built, header, progress=Progress)
         except (OSError, FormatError) as err:
             print(f"error: {args.report}: cannot write the report ({getattr(err, 'strerror', None) or err})",
                   file=sys.stderr)

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from .io import export_options, formats, options
-from .scene.axes import AXES
+from ..io import export_options, formats, options
+from ..scene.axes import AXES
 
 
 def _model_args(p) -> None:
@@ -62,7 +63,7 @@ def _model_args(p) -> None:
 def _suffixes(kind: str, read: bool = False) -> str:
     """The registered formats' model or animation suffixes, for --help
     (``read``: of the formats that are read)."""
-    return ", ".join(s for f in formats.FORMATS if not (read and f.writes_only) for s in getattr(f, kind))
+    return ", ".join(s for fmt in formats.FORMATS if not (read and fmt.writes_only) for s in getattr(fmt, kind))
 
 
 def _union(*groups) -> tuple:
@@ -75,10 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     p = sub.add_parser("convert", help="convert between formats without Blender (numpy only)")
-    from .io import convert
+    from . import convert
 
     convert.add_arguments(p)
-    p.set_defaults(func=convert.run)
+    p.set_defaults(func=_convert)
     p = sub.add_parser("import", help="import a model (and animations) into a new .blend")
     _model_args(p)
     p.add_argument("-o", "--output", required=True, help="the .blend file to write")
@@ -102,20 +103,41 @@ def build_parser() -> argparse.ArgumentParser:
     options.add_flags(p.add_argument_group("export options (every format)"),
                       [("every format", export_options.OPTIONS)])
     options.add_flags(p.add_argument_group("format options (each applies to its format's files)"),
-                      [(f.label, f.export_options) for f in formats.FORMATS])
+                      [(fmt.label, fmt.export_options) for fmt in formats.FORMATS])
     p.set_defaults(func=lambda a: _blender("cmd_export", a))
     return ap
 
 
+def _convert(args) -> int:
+    """``convert``: a folder as the one input is converted as a whole
+    (:mod:`.batch`), files one conversion (:mod:`.convert`)."""
+    if len(args.inputs) == 1 and Path(args.inputs[0]).is_dir():
+        from . import batch
+
+        return batch.run(args)
+    from . import convert
+
+    return convert.run(args)
+
+
 def _blender(name: str, args) -> int:
     try:
-        from .operators import headless
+        from . import blender_command
     except ImportError as err:
         print(f"error: this command needs Blender's Python module (bpy): {err}", file=sys.stderr)
         return 2
-    return getattr(headless, name)(args)
+    return getattr(blender_command, name)(args)
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     return args.func(args)
+
+
+def blender_command_line(argv: list[str]) -> int:
+    """``blender --command legacy_skin_io ...``: the same subcommands as
+    ``python -m legacy_skin_io`` (registered by the package's ``register``)."""
+    try:
+        return main(argv)
+    except SystemExit as exc:        # argparse's --help and usage errors
+        return int(exc.code or 0) if isinstance(exc.code, int) else 2
