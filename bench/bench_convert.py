@@ -7,16 +7,16 @@ Blender (not a test).
 Every corpus .X file (tests/data/x, the two deliberately broken ones left
 out) goes to RAM/RAA and back to .X:
 
-  headless: ``io.convert.convert([x], y.ram)`` then
-            ``convert([y.ram, y_*.raa], z.x)`` (numpy only, never imports bpy);
-  Blender:  ``operators.pipeline.load`` of the .x, ``pipeline.save`` to .ram
-            (and its .raa), then ``load`` of the .ram and .raa files and
-            ``save`` to .x (``read_homefile`` before each load, not timed).
+  without Blender: ``io.convert.convert([x], y.ram)`` then
+                   ``convert([y.ram, y_*.raa], z.x)`` (numpy only, never imports bpy);
+  through Blender: ``operators.pipeline.load`` of the .x, ``pipeline.save`` to .ram
+                   (and its .raa), then ``load`` of the .ram and .raa files and
+                   ``save`` to .x (``read_homefile`` before each load, not timed).
 
-Prints, per file, the best of N of each; the headless throughput in files/s
-and MB/s (.X input read); and, last:
+Prints, per file, the best of N of each; the throughput without Blender in
+files/s and MB/s (.X input read); and, last:
 
-    RATIO convert headless/Blender: ...   (must be < 1)
+    RATIO convert without Blender/through Blender: ...   (must be < 1)
 
 A file that one path cannot convert is reported and left out of both sums.
 """
@@ -32,10 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ratio_line, x_corpus  # noqa: E402
 
 
-def headless(src: Path, tmp: Path) -> float:
+def without_blender(src: Path, tmp: Path) -> float:
     from legacy_skin_io.io.convert import convert
 
-    out = tmp / "headless"
+    out = tmp / "without_blender"
     out.mkdir(exist_ok=True)
     for f in out.iterdir():
         f.unlink()
@@ -89,7 +89,7 @@ def main() -> int:
     from legacy_skin_io.operators.pipeline import IOFailed
 
     register()
-    print(f"{'file':34} {'KB':>6} {'headless':>10} {'Blender':>10} {'ratio':>6}")
+    print(f"{'file':34} {'KB':>6} {'no Blender':>10} {'Blender':>10} {'ratio':>6}")
     tot_h = tot_b = size = 0.0
     n = 0
     with tempfile.TemporaryDirectory(prefix="bench_convert_") as d:
@@ -101,9 +101,9 @@ def main() -> int:
             why = None
             for _ in range(args.runs):
                 try:
-                    th.append(headless(p, tmp))
+                    th.append(without_blender(p, tmp))
                 except (FormatError, UnknownFormat, ValueError) as err:
-                    why = f"headless conversion fails: {' '.join(str(err).split())[:70]}"
+                    why = f"conversion without Blender fails: {' '.join(str(err).split())[:70]}"
                     break
                 try:
                     tb.append(through_blender(bpy, p, tmp))
@@ -120,12 +120,12 @@ def main() -> int:
             size += kb / 1024
             n += 1
     if not n:
-        print("RATIO convert headless/Blender: n/a (no file converted; target < 1)")
+        print("RATIO convert without Blender/through Blender: n/a (no file converted; target < 1)")
         return 1
     print(f"{n} files, .X -> RAM/RAA -> .X, best of {args.runs} each:")
-    print(f"  headless: {tot_h:.3f} s = {n / tot_h:.1f} files/s, {size / tot_h:.2f} MB/s of .X input")
-    print(f"  Blender:  {tot_b:.3f} s = {n / tot_b:.1f} files/s, {size / tot_b:.2f} MB/s of .X input")
-    print(ratio_line("convert headless/Blender", tot_h, tot_b, 1.0).replace("target <= 1", "target < 1"))
+    print(f"  without Blender: {tot_h:.3f} s = {n / tot_h:.1f} files/s, {size / tot_h:.2f} MB/s of .X input")
+    print(f"  through Blender: {tot_b:.3f} s = {n / tot_b:.1f} files/s, {size / tot_b:.2f} MB/s of .X input")
+    print(ratio_line("convert without Blender/through Blender", tot_h, tot_b, 1.0).replace("target <= 1", "target < 1"))
     return 0
 
 

@@ -60,8 +60,8 @@ IMPORT_SECTIONS = [
     ("valid_faces", f"{PKG}.operators.mesh_build", "valid_faces", 2),
     ("place_mesh", f"{PKG}.operators.mesh_build", "place_mesh", 1),
     ("add_vertex_groups", f"{PKG}.operators.mesh_build", "add_vertex_groups", 2),
-    ("self-check (default pose vs oracle)", f"{PKG}.operators.selfcheck", "run", 1),
-    ("oracle.size", f"{PKG}.scene.evaluate", "size", 1),
+    ("self-check (default pose vs evaluate)", f"{PKG}.operators.selfcheck", "run", 1),
+    ("evaluate.size", f"{PKG}.scene.evaluate", "size", 1),
     ("build_action", f"{PKG}.operators.anim_build", "build_action", 1),
 ]
 EXPORT_SECTIONS = [

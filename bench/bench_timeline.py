@@ -23,7 +23,7 @@ at the longest timeline: ours against the baseline, informational (the
 baseline keys the file's keys only, one key per 160 frames, so that Blender
 plays DirectX's slerp between them per component and misses it; ours plays
 it within 1e-7 of the model size: not the same work, so no target), and
-against the time 500,000 bone-frames per second allow (issue 16's target):
+against the time 500,000 bone-frames per second allow (the target):
 
     INFO xfile import 97k-frame timeline/assimp+glTF: ...   (informational)
     RATIO xfile import 97k-frame timeline/500k bone-frames per s: ...   (target <= 1.0)

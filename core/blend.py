@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Animation stacks: the RiTE Animator's mergeable and dominant animations
-(the RiTE skeletal animation system document, seed 000).
+(the RiTE skeletal animation system document; its C# in tests/rite_seed.py).
 
 Every animation of a stack plays on its own clock; at each frame each gives
 its joints' rotations (unit quaternions) and the stack combines them:

@@ -141,7 +141,7 @@ def _from_mat3_z(m):
 
 def lerp_normalized(a, b, t) -> np.ndarray:
     """``Quaternion.lerp`` of the RiTE skeletal animation system document
-    (seed 000): (1 - t) a + t b, normalised."""
+    (tests/rite_seed.py): (1 - t) a + t b, normalised."""
     a, b = _float64(a), _float64(b)
     t = _float64(t)[..., None]
     return normalize(a * (1.0 - t) + b * t)
@@ -149,7 +149,7 @@ def lerp_normalized(a, b, t) -> np.ndarray:
 
 def slerp_no_invert(a, b, t) -> np.ndarray:
     """``Quaternion.slerpNoInvert`` of the RiTE skeletal animation system
-    document (seed 000), vectorised and exact.
+    document (tests/rite_seed.py), vectorised and exact.
 
     slerp when -0.95 < dot < 0.95, else normalised lerp; no hemisphere flip,
     so keys in opposite hemispheres take the long way round, as in the

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Helpers shared by the export tests (test_rite_roundtrip.py,
-test_xfile_export.py, test_cross_format.py).
+"""Helpers shared by the export tests (test_rite_export_blender.py,
+test_xfile_export_blender.py, test_cross_format_blender.py).
 
 * :func:`build` — a rig made in Blender the way a user makes one: bones
   added in edit mode (rolls, a branch), an armature object that is moved and

@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Humanoid .X files as 3ds Max exporters write them (issue 28), for the
-automatic up axis: the 25-bone Max humanoid (Root > Pelvis > Thigh/Calf/
-Foot/Toe on both sides and Spine_01..03 > Neck > Head, Clavicle > UpperArm
-> Armroll > Forearm > Hand on both sides) and a Character Studio Biped
-(Bip01 > Bip01_Pelvis > Bip01_Spine > the thighs and Bip01_Spine1 > ... >
-Bip01_Neck > the clavicles and Bip01_Head) and a generic humanoid (Hips
-at the root, Mixamo's names), each a skinned tube per bone and at most
-one animation of 4800 ticks (AnimTicksPerSecond 4800: 3ds Max's own tick;
-a walk, or a get-up starting on its back).
+"""Humanoid .X files as 3ds Max exporters write them, for the automatic up
+axis: the 25-bone Max humanoid (Root > Pelvis > Thigh/Calf/Foot/Toe on
+both sides and Spine_01..03 > Neck > Head, Clavicle > UpperArm > Armroll >
+Forearm > Hand on both sides) and a Character Studio Biped (Bip01 >
+Bip01_Pelvis > Bip01_Spine > the thighs and Bip01_Spine1 > ... > Bip01_Neck
+> the clavicles and Bip01_Head) and a generic humanoid (Hips at the root,
+Mixamo's names), each a skinned tube per bone and at most one animation of
+4800 ticks (AnimTicksPerSecond 4800: 3ds Max's own tick; a walk, or a
+get-up starting on its back).
 
 The model is built in Blender's space (Z up, facing -Y, its left at +x, in
 centimetres as Max exports) and written with the file's axes: ``up="Z"``

@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The RiTE runtime of the RiTE skeletal animation system document (seed
-000), transcribed from its C# listings for tests: an evaluation that is not
-the project's own (no ``legacy_skin_io`` code), to check Blender and the
-core against.
+"""The RiTE runtime of the RiTE skeletal animation system document (a
+report on a small skeletal animation system: the RAM/RAA formats, the
+joints' maths, skinning and the Animator's playback, with C# listings; the
+document the project was seeded with, hence the ``seed_`` names),
+transcribed from its C# listings for tests: an evaluation that is not the
+project's own (no ``legacy_skin_io`` code), to check Blender and the core
+against.
 
 * ``seed_mul``, ``seed_lerp``, ``seed_slerp_no_invert``, ``seed_to_matrix``:
   the Quaternion class, one value at a time;

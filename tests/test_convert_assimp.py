@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""``assimp info`` reads every .X file ``convert`` writes (issue 18): the
+"""``assimp info`` reads every .X file ``convert`` writes: the
 bundled RiTE samples in every storage kind and every file of the .X corpus
 that the reader takes; no SkinWeights block without weights (assimp cannot
 parse ``SkinWeights { "Root"; 0; ; ; ... }``)."""

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """core/ without Blender: checked against literal ports of the code of the
-RiTE skeletal animation system document (seed 000)."""
+RiTE skeletal animation system document (its C# listings: tests/rite_seed.py)."""
 from __future__ import annotations
 
 import subprocess
@@ -16,7 +16,7 @@ from rite_seed import seed_mul, seed_slerp_no_invert, seed_to_matrix, seed_updat
 from legacy_skin_io.core import blend, quat, sampling, skeleton, skinning, vectors
 from legacy_skin_io.io.rite import runtime
 
-# literal ports of the RiTE document's C# code (seed 000), one value at a time: rite_seed
+# literal ports of the RiTE document's C# code, one value at a time: tests/rite_seed.py
 
 
 def rotate(q, v) -> np.ndarray:
@@ -53,7 +53,7 @@ def test_quaternion_product_and_matrices_match_seed():
 
 
 def rite_world_quat(skel: skeleton.Skeleton, orientation, translation, rotation):
-    """The RiTE skeletal animation system document's (seed 000)
+    """The RiTE skeletal animation system document's
     ``updateAbsolutes`` literally, with quaternions: (absolute rotations
     (..., J, 4), absolute translations (..., J, 3)), to cross-check the
     matrix path against the runtime's own arithmetic."""

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Every corpus file imported as a new user imports it (issue 16): File >
+"""Every corpus file imported as a new user imports it: File >
 Import with no option touched, then looked at.
 
 Each file is imported once (through ``bpy.ops``, the installed extension)
@@ -11,7 +11,7 @@ still has to deliver is marked on exactly that case:
   Principled BSDF's alpha, unless a texture drives it);
 * standing (characters): a joint at the top of the body stands above one
   at the bottom, in Blender's Z, in the pose shown (the catalogue names
-  them: tests/data/x/real/PROVENANCE.md and the issue);
+  them: tests/data/x/real/PROVENANCE.md);
 * animation length: every animation whose keys span some time lasts more
   than 2 frames and less than 10 minutes at the scene's frame rate;
 * faces out: the corner normals agree with their face's normal on at least

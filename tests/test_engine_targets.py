@@ -32,7 +32,7 @@ PLAYER_API = DATA / "ranges" / "minetest__minetest_game" / "player_api_init.lua"
 EXTRAANIM = DATA / "x" / "real" / "TheGameCreators__Dark-Basic-Pro" / "extraanim.X"
 PLAYER_RANGES = {"stand": (0, 79), "sit": (81, 160), "lay": (162, 166), "walk": (168, 187), "mine": (189, 198),
                  "walk_mine": (200, 219)}
-BOUND = 1e-5        # what Irrlicht shows against the source, fraction of the model size (the issue asks 1e-3)
+BOUND = 1e-5        # what Irrlicht shows against the source, fraction of the model size (the requirement is 1e-3)
 FPS = 24.0
 
 

@@ -26,7 +26,7 @@ from legacy_skin_io.io.xfile.reader import read_xfile
 RITE = [SAMPLES / "rite" / n for n in ("humanoid.ram", "walk.raa", "wave.raa")]
 CHARACTER = DATA / "x" / "real" / "minetest__minetest_game" / "character.x"
 PLAYER_API = DATA / "ranges" / "minetest__minetest_game" / "player_api_init.lua"
-BOUND = 1e-5        # the issue asks 1e-3 of the model size
+BOUND = 1e-5        # the requirement is 1e-3 of the model size
 
 
 def _solo(arm, action) -> None:

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Exports keep every key (issue 18, Keys), through bpy.ops with the
+"""Exports keep every key, through bpy.ops with the
 installed extension.
 
 Expected values never come from the exporter: the original files are read
@@ -349,7 +349,7 @@ def test_the_fingerprint_sees_what_plays_and_only_that(bpy):
 @pytest.mark.parametrize("float_size", ["32", "64"])
 @pytest.mark.parametrize("storage", ["text_compressed", "binary_compressed"])
 def test_matrix_keys_in_a_compressed_file_play_in_our_import_and_in_assimp(bpy, tmp_path, storage, float_size):
-    """Issue 28: a rig made in Blender exported with matrix keys to a
+    """A rig made in Blender exported with matrix keys to a
     compressed file: its AnimationSet is read by our import (one action,
     playing what Blender showed) and by assimp, the same poses."""
     import export_checks as rig

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Names on export (issue 18): every name a format can hold is written as
+"""Names on export: every name a format can hold is written as
 it is and comes back on re-import; what it cannot hold is replaced, kept
 unique and reported; bones whose names hold quotes, brackets or control
 characters keep their animation."""
@@ -106,7 +106,7 @@ def _plays_back(bpy, capfd, ao, mo, action, importer, path, frames, want, unmatc
 
 @pytest.mark.parametrize("storage", ["text", "text_compressed"])
 def test_x_text_respelt_names_play_back_on_the_rig(bpy, tmp_path, capfd, storage):
-    """Issue 28: a rig's own animation written to text .X, where its bone
+    """A rig's own animation written to text .X, where its bone
     names are respelt (a quote, a tab), imported back onto that rig with
     File > Import > DirectX Animation: every bone is found again (the
     writer's respelling is deterministic) and the rig plays what it played."""
@@ -128,7 +128,7 @@ BRACKETS = {"Bone.0": 'root["0"]', "Bone.1": "spine[1]", "Bone.2": 'arm["1"]', "
 
 @pytest.mark.parametrize("how", ["model", "animation"])
 def test_rite_bracket_names_play_back_on_the_rig(bpy, tmp_path, capfd, how):
-    """Issue 28: a rig whose bone names hold brackets and quotes written to
+    """A rig whose bone names hold brackets and quotes written to
     RAM+RAA (or the RAA alone) and its RAA imported back onto it: the tracks,
     whose names the writer respelt, find their bones (they found none: "no
     track matches a joint of the armature") and the rig plays what it played."""
@@ -153,7 +153,7 @@ def test_rite_bracket_names_play_back_on_the_rig(bpy, tmp_path, capfd, how):
 
 @pytest.mark.parametrize("how", ["model", "animation"])
 def test_rite_mesh_name_written_differently_is_reported(bpy, tmp_path, capfd, how):
-    """Issue 28: a mesh whose name holds '"' (and ';', which RiTE holds) is
+    """A mesh whose name holds '"' (and ';', which RiTE holds) is
     written with "'": one warning names the original and the written name
     (before: changed without a word). The RAA-only export writes no mesh and
     says nothing of it; a name RiTE holds is not reported."""

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""What Blender shows is what is written (issue 18): rigs whose pose is not
+"""What Blender shows is what is written: rigs whose pose is not
 their quaternion F-curves alone, exported with no option touched, and the
 written files evaluated by readers that are not the exporter: assimp for
 .X (tests/assimp_reading.py), the core's evaluation of a fresh parse for
@@ -168,7 +168,7 @@ def test_x_export_of_keys_at_negative_frames_moves_them_to_tick_0_and_says_so(bp
 @pytest.mark.parametrize("span", [(-10, 2), (-12, -4)], ids=["across_0", "all_before_0"])
 @pytest.mark.parametrize("how", ["model", "animation"])
 def test_rite_export_of_keys_at_negative_frames_moves_them_to_frame_0_and_says_so(bpy, tmp_path, capfd, span, how):
-    """Issue 28: an action keyed before frame 0 (RAA frames are >= 0) is
+    """An action keyed before frame 0 (RAA frames are >= 0) is
     written from frame 0, every key as much later, as the .X export does,
     with one warning (before: frames 0.. only, without a word: the part
     before 0 was lost, an action wholly before 0 kept one frame)."""

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """An armature object that is scaled (non-uniformly too), turned and
-parented exports what Blender shows (issues 17/18), through bpy.ops with
+parented exports what Blender shows, through bpy.ops with
 the installed extension and no option touched.
 
 Expected values are Blender's own evaluated meshes (world positions after
@@ -253,7 +253,7 @@ HELD = {"scale": [("Bone.1", "scale", (1.0, 2.0, 0.5))],
 @pytest.mark.parametrize("action", [True, False], ids=["under_action", "no_action"])
 @pytest.mark.parametrize("held", list(HELD))
 def test_x_export_writes_a_pose_no_action_keys(bpy, tmp_path, capfd, held, action):
-    """Issue 28: bones of a rig made in Blender holding a non-uniform scale
+    """Bones of a rig made in Blender holding a non-uniform scale
     (or a location) that no action keys: Blender shows it at every frame
     (and without an action), the export wrote the rest pose (0.41 of the
     model size off, no warning). It is the model's default pose now: the

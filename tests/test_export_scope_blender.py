@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""What an export covers (issue 18, Scope), through bpy.ops: only the
+"""What an export covers (its scope), through bpy.ops: only the
 actions of the rig exported, texture paths by the path mode, Scale as
 FBX's, the same storage kinds in the operator and ``convert``, animation
 operators with option sections, RAA file names that do not stack."""

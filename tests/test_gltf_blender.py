@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Blender's own glTF importer (io_scene_gltf2, inside the bpy wheel) fed
-the .glb files ``convert`` writes (issue 30): at the default pose and at
+the .glb files ``convert`` writes: at the default pose and at
 every key time of the source file's animations it shows what the core
 evaluates from the source, within 1e-5 of the model size (between a
 track's keys Blender interpolates quaternions per component, as it does

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Every real .X file of the test corpus and the RiTE samples converted to
-.glb (issue 30), checked by readers we did not write: the Khronos glTF
+.glb, checked by readers we did not write: the Khronos glTF
 Validator finds no error, and three.js (GLTFLoader, AnimationMixer), which
 follows the glTF specification's interpolation, shows at the default pose
 and at every whole frame of every animation what the core evaluates from

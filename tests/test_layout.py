@@ -26,7 +26,7 @@ NOT_PACKAGE = ("tests", "tools", "bench", "docs", "samples", "out")
 #: longest module (lines)
 MAX_LINES = 500
 
-#: folder -> why it still fails on this branch (each part of issue 31 untied its own folders; the marks
+#: folder -> why it still fails on this branch (each part of the work untied its own folders; the marks
 #: go once the branches are merged: ``strict`` makes a fixed folder fail until its mark is dropped)
 CYCLES_LEFT: dict[str, str] = {}
 LONG_LEFT: dict[str, str] = {}

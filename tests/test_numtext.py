@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """numtext.format_rows against Python's own formatting: every float as ``repr``,
 every integer as ``%d``, byte for byte; the RiTE writer against the
-%-formatting it replaced."""
+%-formatting it replaced; the plain writer the benchmarks compare it with
+(``numtext.plain``) against it."""
 from __future__ import annotations
 
 import itertools
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 from rite_random import random_ram
 
-from legacy_skin_io.io.numtext import format_rows
+from legacy_skin_io.io.numtext import format_rows, plain
 from legacy_skin_io.io.rite import RaaAnimation, RaaTrack, RiteJoint, raa_to_text, ram_to_text, writer
 
 F32_MAX = float(np.finfo(np.float32).max)
@@ -203,14 +204,14 @@ def hostile_values(m, rng) -> None:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_ram_text_is_that_of_percent_formatting(seed):
     rng = np.random.default_rng(seed)
-    m = random_ram(seed, n_per_joint=40 if seed else 2500)          # seed 0: several blocks per section
+    m = random_ram(seed, n_per_joint=40 if seed else 2500)          # the first seed: several blocks per section
     for k, name in ((1, "épaule\0droite"), (2, "lone \ud800 surrogate")):
         m.joints[k] = RiteJoint(name, m.joints[k].parent, m.joints[k].orientation, m.joints[k].translation,
                                 m.joints[k].rotation)
     hostile_values(m, rng)
     text = ram_to_text(m)
     assert text == percent_ram(m)
-    assert len(m.weight_value) > 16384 or seed                     # (seed 0 spans blocks)
+    assert len(m.weight_value) > 16384 or seed                     # (the first seed spans blocks)
 
 
 def test_raa_text_is_that_of_percent_formatting():
@@ -223,3 +224,17 @@ def test_raa_text_is_that_of_percent_formatting():
         tracks.append(RaaTrack(j, f"joint {j}", frames, q))
     a = RaaAnimation("anim", 400, True, tracks)
     assert raa_to_text(a) == percent_raa(a)
+
+
+def test_the_plain_writer_writes_the_text_of_the_hand_written_one():
+    """The benchmarks' plain numerics (LSIO_PLAIN_NUMERICS: %-formatting) write the same bytes."""
+    rng = np.random.default_rng(11)
+    n = 3 * ROWS + 5
+    x = np.resize(np.array(HARD), n)
+    x[len(HARD):] = rng.normal(size=n - len(HARD)) * 10.0 ** rng.integers(-20, 20, n - len(HARD))
+    table = [b'"Joint 01"', '"épaule"'.encode(), b'"a\0b"', b'""']
+    columns = [range(n), rng.integers(-(2 ** 62), 2 ** 62, n), (table, np.arange(n) % len(table)), x,
+               np.arange(n, dtype=np.uint64) + np.uint64(2 ** 63), rng.normal(size=n).astype(np.float32)]
+    for rows in (n, 7, 0):
+        cut = [c[:rows] if not isinstance(c, tuple) else (c[0], c[1][:rows]) for c in columns]
+        assert b"".join(plain.format_rows(cut, block_rows=ROWS)) == b"".join(format_rows(cut))

@@ -2,9 +2,9 @@
 """The automatic up axis (scene/orientation.py) without Blender.
 
 What is up for each corpus file is the catalogue's judgement
-(tests/data/x/real/PROVENANCE.md and the issue: tiny_4anim.x is authored
-Z-up, the other characters Y-up), checked here by joint names (the head
-above the feet), never by the detector's own measure.
+(tests/data/x/real/PROVENANCE.md: tiny_4anim.x is authored Z-up, the
+other characters Y-up), checked here by joint names (the head above the
+feet), never by the detector's own measure.
 """
 from __future__ import annotations
 
@@ -227,7 +227,7 @@ def test_rite_with_the_switch_off_stands_a_z_up_model(tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# 3ds Max humanoids (issue 28): whatever pose their frames hold
+# 3ds Max humanoids: whatever pose their frames hold
 
 def _humanoid(tmp_path, kind, pose, up, animation="walk") -> Path:
     from humanoid_rigs import humanoid_xfile
@@ -285,7 +285,7 @@ def test_a_max_humanoid_stands_whatever_pose_its_frames_hold(tmp_path, kind, up,
     holds no body the bind pose) and, where the frames do not hold it
     turned, in every pose the import keeps; frames holding it turned with
     no animation to say otherwise: what Direct3D shows (the frames) stands.
-    Before issue 28 the identity frames and world matrices gave "the
+    Before, the identity frames and world matrices gave "the
     format's convention (nothing in the data against it)" or an axis from
     the mesh's extent, and a body turned in its frames was stood up by them
     whatever its animation showed."""

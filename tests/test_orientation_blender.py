@@ -126,7 +126,7 @@ def test_export_writes_the_files_own_axes_back(bpy, tmp_path):
 def test_a_z_up_max_humanoid_stands_with_the_defaults(bpy, tmp_path):
     """The 25-bone 3ds Max humanoid, Z-up, its frames all the identity (only
     the skin's offsets and its one 4800-tick walk say where the joints are;
-    before issue 28 it came in lying, "nothing in the data against it"):
+    it once came in lying, "nothing in the data against it"):
     File > Import > DirectX with no option touched stands it. At frame 0 the
     Head bone is above both Foot bones by most of the model's height, the
     toes are ahead of the feet (-Y), the deformed mesh is taller than wide,

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Rigs that pose well and animations onto rigs built in Blender (issue 17):
+"""Rigs that pose well and animations onto rigs built in Blender:
 
 * import_anim.rite / import_anim.xfile onto pose bones in Euler (any order)
   or axis-angle rotation key the bone's own mode and play exactly (before:

@@ -496,7 +496,7 @@ def test_hostile_lua_is_bounded(tmp_path, unit):
 
 
 def test_a_model_name_too_long_for_a_ranges_file_beside_it_has_none(tmp_path):
-    """Regression (fuzz campaign): a model named with 255 bytes has no room
+    """Regression (found by tools/fuzz_campaign.py): a model named with 255 bytes has no room
     for ``STEM.ranges.json`` beside it; looking for one raised ENAMETOOLONG,
     so an .X export to such a name could not be imported back."""
     from legacy_skin_io.io.xfile.timeline_ranges import range_file

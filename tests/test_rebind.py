@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The numpy side of the hard rigs (issue 17), checked against Direct3D's
-own formulas written out here: ``core.rig.armature_binds`` /
-``similarity_part`` / ``scale_axes`` (non-uniform scale moved to the pose),
-``core.rebind`` (each mesh's offsets onto the armature's one bind pose),
-``core.mirror`` (left/right pairs, mirrored rolls) and ``core.limbs``."""
+"""The numpy side of rigs with non-uniform scale and several bind poses,
+checked against Direct3D's own formulas written out here:
+``core.rig.armature_binds`` / ``similarity_part`` / ``scale_axes``
+(non-uniform scale moved to the pose), ``core.rebind`` (each mesh's offsets
+onto the armature's one bind pose), ``core.mirror`` (left/right pairs,
+mirrored rolls) and ``core.limbs``."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""What an import tells its user (issue 16, "Reports worth reading"), read
+"""What an import tells its user (reports worth reading), read
 where Blender puts it: in background mode every operator report is
 printed as ``Warning: ...`` / ``Info: ...`` in the order reported (the
 status bar shows the last one); notes that need no action go to the

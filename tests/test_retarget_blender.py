@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Animation onto another rig, matched by bone name (the rebinding by name
-that readers advise in the Russian 2D skeletal animation article, seed 002):
-``import_anim.xfile`` puts a file's AnimationSets on the active armature,
-whatever made it (the same .X file, a RiTE model, Blender). The reference is
-always the .X file's own oracle (a fresh parse), never Blender."""
+that readers of a Russian article on a first 2D skeletal animation system
+advise): ``import_anim.xfile`` puts a file's AnimationSets on the active
+armature, whatever made it (the same .X file, a RiTE model, Blender). The
+reference is always the .X file's own oracle (a fresh parse), never
+Blender."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """RAA tracks bind to a rig by joint name first, then by the RAM's own joint
-id (the RiTE skeletal animation system document, seed 000): never by a position in the list, never onto a joint another
+id (the RiTE document; tests/rite_seed.py): never by a position in the list, never onto a joint another
 track claims by name, always with a warning; the rest are reported."""
 from __future__ import annotations
 

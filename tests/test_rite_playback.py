@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""RiTE playback in the core, without Blender (issue 19), against the RiTE
-runtime transcribed from the seed's C# (``rite_seed``) and hand-computed
-values: the two mixes of mergeable animations, how far the weighted one is
-from slerp, the keys Key Every Frame off needs, tracks whose name and id
-disagree, and weights that do not sum to 1."""
+"""RiTE playback in the core, without Blender, against the RiTE runtime
+transcribed from the RiTE document's C# (``tests/rite_seed.py``) and
+hand-computed values: the two mixes of mergeable animations, how far the
+weighted one is from slerp, the keys Key Every Frame off needs, tracks
+whose name and id disagree, and weights that do not sum to 1."""
 from __future__ import annotations
 
 import math

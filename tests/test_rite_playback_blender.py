@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """RiTE playback and blending in Blender and in the core, against the RiTE
-runtime transcribed from the RiTE skeletal animation system document (seed
-000; ``rite_seed``, no project code) and hand-computed poses (issue 19):
+runtime transcribed from the RiTE skeletal animation system document's C#
+(``tests/rite_seed.py``, no project code) and hand-computed poses:
 weights above 1, mergeable layers near 180 degrees, the mix of layers that
 animate different joints in either import order, the Animator's loop,
 Key Every Frame off, tracks whose name and id disagree, the two mixes

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The .X time base and long timelines through bpy.ops (issue 16, "Animations
-that last a blink"): frame-numbered real files import with their length in
+"""The .X time base and long timelines through bpy.ops (animations that
+last a blink): frame-numbered real files import with their length in
 frames, D3DX-tick files keep 4800 ticks per second, the import summary names
 the choice, import_anim.xfile takes the option, a default export gives the
 file's own key times back, and the baked keys Blender is left with (only

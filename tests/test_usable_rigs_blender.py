@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Rigs animators can use (issue 8): bones along the limbs, time bases that
+"""Rigs animators can use: bones along the limbs, time bases that
 lose no key, broken animation data handled, nothing lost on save and reload.
 References are the files' own oracle (a fresh parse) or an equivalent file
 written another way, never what the importer keyed."""

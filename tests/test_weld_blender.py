@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Weld Vertices (issue 29, item 1): a .X import's vertices that the file
+"""Weld Vertices: a .X import's vertices that the file
 splits but marks as one (VertexDuplicationIndices), or, without that
 template, that lie at the same place with the same weights, are one Blender
 vertex; everything else looks and plays as before.

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Every UV set and every texture map of a .X file, read and written back
-(issue 29, items 2 and 3), without Blender: DeclData TEXCOORD1, a second
-MeshTextureCoords and FVFData become the scene's further UV sets and come
-back as DeclData; several TextureFilename, EffectInstance parameters and
-their texture roles come back as read. Expected values come from the files'
-own text (decoded here with numpy) and from assimp."""
+without Blender: DeclData TEXCOORD1, a second MeshTextureCoords and FVFData
+become the scene's further UV sets and come back as DeclData; several
+TextureFilename, EffectInstance parameters and their texture roles come
+back as read. Expected values come from the files' own text (decoded here
+with numpy) and from assimp."""
 from __future__ import annotations
 
 import re

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Every UV set and every texture map through Blender (issue 29, items 2
-and 3), with the installed extension through bpy.ops: the file's second UV
-set is a second UV map and is written back; an EffectInstance normal map is
-a Normal Map node on the Principled BSDF's Normal with the file's image, and
-a render shows it; bump, specular, emission maps, GameGuru's _N/_S/_I
-beside a _D texture, several TextureFilename, missing files kept to relink.
-Expected values come from the files (a fresh parse), never from the import."""
+"""Every UV set and every texture map through Blender, with the installed
+extension through bpy.ops: the file's second UV set is a second UV map and
+is written back; an EffectInstance normal map is a Normal Map node on the
+Principled BSDF's Normal with the file's image, and a render shows it;
+bump, specular, emission maps, GameGuru's _N/_S/_I beside a _D texture,
+several TextureFilename, missing files kept to relink. Expected values come
+from the files (a fresh parse), never from the import."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Classes of real .X files that other readers show right (issue 16), read
+"""Classes of real .X files that other readers show right, read
 without Blender: faceColor alpha 0, faces wound against their normals,
 Materials declared inside frames, one '}' too many, a singular frame that
 places nothing. Real files from tests/data/x/real, crafted ones from

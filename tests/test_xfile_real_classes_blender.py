@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Classes of real .X files that must look right with the defaults (issue
-16), imported through bpy.ops with the installed extension and looked at as
+"""Classes of real .X files that must look right with the defaults,
+imported through bpy.ops with the installed extension and looked at as
 a user would: visible (Workbench renders), faces out, materials coloured,
 textures relinkable, files other readers accept imported. Expected values
 come from the files (a fresh parse) and from geometry, never from what the

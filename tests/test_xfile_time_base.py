@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The .X time base (issue 16, "Animations that last a blink"): the
+"""The .X time base (animations that last a blink): the
 automatic rule on every animated corpus file and on crafted edge cases, the
 explicit choices, the option on the command line and in ``convert``, and the
 key reduction the baked actions rely on (numpy only)."""

@@ -197,7 +197,7 @@ def test_text_output_is_conventional():
 
 
 def test_joint_index_follows_the_text_writers_respelling():
-    """Issue 28: a rig's bones found by the names a text file written from it
+    """A rig's bones found by the names a text file written from it
     gives them, collisions included ("a b" -> "a_b" takes the name of the
     bone "a_b", which becomes "a_b.1"), and by their own names otherwise."""
     from legacy_skin_io.io.xfile.names import file_names, joint_index

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """A larger hostile campaign through the operators and the command line
-(the CI-sized ones are tests/test_hostile_blender.py and tests/test_robust_*.py).
+(the CI-sized ones are tests/test_bad_input_*_blender.py).
 
     python3.11 tools/run.py py tools/fuzz_campaign.py [--count 400] [--exports 462] [--no-cli] [--seed 1] [--batch 50]
 
 Cases:
 
-* imports: every structural attack of tests/test_xfile_hostile.py, and
+* imports: every structural attack of tests/bad_input.py, and
   ``--count`` mutants (byte flips, truncations, hostile numbers, dropped or
   repeated lines) of each corpus file and sample;
 * exports (tools/fuzz_exports.py): ``--exports`` combinations of a hostile
@@ -54,8 +54,7 @@ MEMORY_LIMIT = 1.5 * 1024 ** 3
 
 def cases(count: int, seed: int):
     sys.path.insert(0, str(TESTS))
-    from test_hostile_blender import _mutants
-    from test_xfile_hostile import structural_attacks
+    from bad_input import mutants, structural_attacks
 
     for name, data in structural_attacks():
         yield "xfile", f"attack {name}", data
@@ -65,7 +64,7 @@ def cases(count: int, seed: int):
         if src.stat().st_size > 3_000_000:
             continue
         op = "rite" if src.suffix.lower() == ".ram" else "xfile"
-        for i, mutant in enumerate(_mutants(seed * 1000 + k, src.read_bytes(), count)):
+        for i, mutant in enumerate(mutants(seed * 1000 + k, src.read_bytes(), count)):
             yield op, f"mutant {src.name} #{i}", mutant
 
 

@@ -4,7 +4,7 @@
     python3.11 tools/run.py py tools/make_rite_sample.py [--out DIR]
 
 A Y-up humanoid about 1.8 units tall (like the "Male" model of the RiTE
-skeletal animation system document, seed 000): 26 joints whose
+skeletal animation system document): 26 joints whose
 ``orientation`` aims each joint's local X axis down its bone (as Maya's
 joint orient does), bind ``rotation`` identity except the elbows; a mesh of
 tapered tubes around the bones with computed per-vertex normals, cylindrical

@@ -2,16 +2,12 @@
 """Decimal tokens to numbers, bit for bit as Python's ``float()`` reads them,
 vectorised with numpy: :func:`parse_decimals` is the one entry point.
 
-What it buys: the RAM reader and the text .X tokenizer convert every number
-of a file here, in a few numpy passes. numpy's own text parsers
-(``np.fromstring(sep=" ")``, ``np.loadtxt``) make one ``PyOS_string_to_double``
-call per number under the GIL: on the scene of ``bench/bench_rite_blender.py``
-they alone, without any of the reader's checks, take longer than the whole
-reader, and the RiTE import no longer meets that benchmark's target (as fast
-as Blender's glTF importer). The short path (:mod:`.short`) is what keeps the
-import of the largest text file of ``bench/bench_xfile_import.py`` within its
-target (as fast as assimp plus the glTF importer): through the general path
-alone it is not.
+Why by hand: the RAM reader and the text .X tokenizer convert every number
+of a file here, in a few numpy passes. numpy's own text parser
+(``np.fromstring``, one C call per number: ``plain.py``, the benchmarks'
+``--numerics plain``) reads the same values bit for bit but takes 2 to 4
+times as long, and the RiTE import and the .X parse then miss their targets
+(``docs/benchmarks.md``, "Numerics": 2.00 and 2.67 against 0.98 and 0.73).
 
 How: the text is translated to byte codes (``CODES``), read as the
 little-endian 64-bit words that start at every byte (SWAR: eight bytes per
@@ -24,6 +20,8 @@ reads those with ``float()`` itself (or reports them), so the result is
 always ``float()``'s.
 """
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
@@ -73,3 +71,7 @@ def _decimals(codes, words, starts, ends, first):
     if len(rest):
         values[rest], done[rest] = general_decimals(codes, words, starts[rest], ends[rest], first[rest])
     return values, done
+
+
+if os.environ.get("LSIO_PLAIN_NUMERICS"):      # bench/run_all.py --numerics plain: numpy's own parser
+    from .plain import parse_decimals  # noqa: F811

@@ -2,13 +2,12 @@
 """Text of tables of numbers, one line per row, vectorised with numpy:
 :func:`format_rows` is the one entry point.
 
-What it buys: the RAM writer's record sections (every vertex, normal, UV,
-triangle and weight) are formatted here, several times as fast as the same
-rows through ``%``-formatting (``bench/bench_rite_io.py``, byte for byte the
-same text). Through ``%`` (``repr`` per float, the standard library's exact
-shortest spelling), the RiTE export of the scene of
-``bench/bench_rite_blender.py`` no longer meets that benchmark's target (as
-fast as Blender's glTF exporter).
+Why by hand: the RAM writer's record sections (every vertex, normal, UV,
+triangle and weight) are formatted here, 2.6 times as fast as the same rows
+through ``%``-formatting (``plain.py``, the benchmarks' ``--numerics
+plain``: ``repr`` per float, byte for byte the same text), with which the
+RiTE export misses its target (``docs/benchmarks.md``, "Numerics": 1.60
+against 0.71).
 
 :func:`format_rows` gives the bytes of ``("%d %r ... %s\\n" * n) % values``
 for columns of integers (``%d``), floats (``%r`` of float64: Python's
@@ -26,11 +25,13 @@ uses. Tables of fewer than ``_SMALL`` rows are formatted with ``%`` itself.
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from .fields import float_words, int_words, string_words
+from .plain import columns_of
 
 _BLOCK_ROWS = 16384                 # rows per block: a column's arrays stay in the caches
 _SMALL = 512                        # below this many rows, Python's % is cheaper (fixed costs)
@@ -56,10 +57,8 @@ def format_rows(columns: Sequence, block_rows: int = _BLOCK_ROWS) -> Iterator[by
     index)`` of strings: row ``i`` is ``table[index[i]]`` (bytes); all have
     the same length.
     """
-    columns = [_column(c) for c in columns]
-    n = len(columns[0]) if columns else 0
-    if any(len(c) != n for c in columns):
-        raise ValueError("columns differ in length")
+    columns, n = columns_of(columns)
+    columns = [_Strings(*c) if isinstance(c, tuple) else c for c in columns]
     if n < _SMALL:
         if n:
             yield _small(columns, n)
@@ -83,23 +82,6 @@ def format_rows(columns: Sequence, block_rows: int = _BLOCK_ROWS) -> Iterator[by
                 fields.append(int_words(np.ascontiguousarray(c[a:b]), end))
         text = _join(fields, b - a)
         yield text if mark is None else text.replace(mark, b"\0")
-
-
-def _column(c):
-    if isinstance(c, tuple):
-        return _Strings(*c)
-    if isinstance(c, range):
-        return c
-    a = np.asarray(c)
-    if a.ndim != 1:
-        raise ValueError(f"a column must be one-dimensional, not {a.shape}")
-    if a.dtype.kind == "f":
-        return a.astype(np.float64, copy=False)
-    if a.dtype == np.uint64:
-        return a
-    if a.dtype.kind in "iub" or (a.dtype == object and not len(a)):
-        return a.astype(np.int64, copy=False)
-    raise TypeError(f"cannot format a column of {a.dtype}")
 
 
 def _small(columns, n: int) -> bytes:
@@ -137,3 +119,7 @@ def _join(fields: list, m: int) -> bytes:
             rows[:, j] = w
             j += 1
     return rows.tobytes().translate(None, b"\0")
+
+
+if os.environ.get("LSIO_PLAIN_NUMERICS"):      # bench/run_all.py --numerics plain: Python's % formatting
+    from .plain import format_rows  # noqa: F401, F811

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The RiTE runtime's arithmetic (the RiTE skeletal animation system
-document, seed 000), with core/: a joint's local transform (orientation *
+document; its C# in tests/rite_seed.py), with core/: a joint's local transform (orientation *
 rotation, translation in the parent's frame) and the Animator's keyframe
 sampling.
 """
@@ -29,7 +29,7 @@ class RiteClip:
     """A RiTE animation: rotation tracks on integer frames, ``frame_count``.
 
     Sampled as the RiTE runtime does (``Animator.updateAnimation`` of the
-    RiTE document, seed 000):
+    RiTE document, transcribed in tests/rite_seed.py):
     integer frames, cyclic previous/next key search, span and offset
     measured through the wrap with the frame count, ``slerpNoInvert``."""
 

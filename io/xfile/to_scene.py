@@ -247,8 +247,8 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, layer: str = 
                ticks_per_second: float = 0.0, ranges: str = "") -> list[Clip]:
     """The AnimationSets of .X files as clips on another ``skeleton``,
     each Animation's frame found by name among its joints (the name-based
-    rebinding of the project's reference notes on skeletal animation, seed
-    002): a set's keys replace the components of a joint's local transform
+    rebinding that readers of a 2D skeletal animation article advise):
+    a set's keys replace the components of a joint's local transform
     that they key; the other components keep the target's own (its default
     pose). The file's own frames play no part: a file of animations alone
     (no mesh, no frames, made to be played on another file's skeleton)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Exact on the hard real rigs (issue 17), with the import's DEFAULT options:
+"""Exact on real rigs with non-uniform scale and several bind poses, with the import's DEFAULT options:
 
 * non-uniform scale under bones that point at their children: a static
   scaled frame holding rigid meshes (Maya's wall_with_pillars.x), a static
@@ -15,14 +15,14 @@
 Every check is Blender's evaluated deformation against the core's evaluation
 (``scene.evaluate``) of a FRESH PARSE of the file, at every frame, within
 1e-5 of the model size (the add-on's ``verify``); the crafted files come from
-``x_hard_rigs`` and are read by assimp too."""
+``x_scale_and_binds`` and are read by assimp too."""
 from __future__ import annotations
 
 import assimp_reading as ar
 import export_checks as rig
 import numpy as np
 import pytest
-import x_hard_rigs as hard
+import x_scale_and_binds as hard
 from blender_checks import ext, fps, imported, play, reference, verify
 from conftest import SAMPLES
 

@@ -11,10 +11,10 @@ import os
 import resource
 import shutil
 import signal
-import stat
 from pathlib import Path
 
 import pytest
+from bad_input import cli_error, make_char_device, make_fifo
 from conftest import run_cli
 
 from legacy_skin_io.io import atomic, convert, formats, paths
@@ -27,50 +27,25 @@ X = ROOT / "samples" / "x" / "tiny_4anim.x"
 _cli = functools.partial(run_cli, timeout=120)
 
 
-def _one_error(r, where: str) -> str:
-    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
-    assert "Traceback" not in r.stderr, r.stderr[-2000:]
-    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error: ")]
-    assert len(errors) == 1 and where in errors[0], r.stderr[-2000:]
-    assert "internal error" not in errors[0]
-    return errors[0]
-
-
-def _fifo(folder: Path, name: str) -> Path:
-    p = folder / name
-    os.mkfifo(p)
-    return p
-
-
-def _char_device(folder: Path, name: str) -> Path:
-    """A character device node (the null device's numbers) inside ``folder``, or skip."""
-    p = folder / name
-    try:
-        os.mknod(p, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
-    except (PermissionError, OSError) as err:
-        pytest.skip(f"cannot make a device node here: {err}")
-    return p
-
-
 # ---------------------------------------------------------------------------
 # inputs
 
 def test_fifo_input_is_refused_without_waiting(tmp_path):
     """A FIFO (which would block the reader until a writer comes) as the model,
     as an animation, and without a suffix (sniffed): one line each, at once."""
-    fifo = _fifo(tmp_path, "model.ram")
-    _one_error(_cli("convert", fifo, "-o", tmp_path / "o.x", timeout=60), "FIFO")
-    anim = _fifo(tmp_path, "anim.raa")
-    _one_error(_cli("convert", RITE / "humanoid.ram", anim, "-o", tmp_path / "o.x", timeout=60), "FIFO")
-    bare = _fifo(tmp_path, "nosuffix")
+    fifo = make_fifo(tmp_path, "model.ram")
+    cli_error(_cli("convert", fifo, "-o", tmp_path / "o.x", timeout=60), "FIFO")
+    anim = make_fifo(tmp_path, "anim.raa")
+    cli_error(_cli("convert", RITE / "humanoid.ram", anim, "-o", tmp_path / "o.x", timeout=60), "FIFO")
+    bare = make_fifo(tmp_path, "nosuffix")
     r = _cli("convert", bare, "-o", tmp_path / "o.x", timeout=60)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert not (tmp_path / "o.x").exists()
 
 
 def test_device_input_is_refused(tmp_path):
-    dev = _char_device(tmp_path, "zero.x")
-    _one_error(_cli("convert", dev, "-o", tmp_path / "o.ram", timeout=60), "character device")
+    dev = make_char_device(tmp_path, "zero.x")
+    cli_error(_cli("convert", dev, "-o", tmp_path / "o.ram", timeout=60), "character device")
     with pytest.raises(FormatError, match="character device"):
         formats.by_id("xfile").read_scene([dev])
 
@@ -78,7 +53,7 @@ def test_device_input_is_refused(tmp_path):
 def test_folder_input_is_refused(tmp_path):
     d = tmp_path / "folder.ram"
     d.mkdir()
-    _one_error(_cli("convert", d, "-o", tmp_path / "o.x"), "folder")
+    cli_error(_cli("convert", d, "-o", tmp_path / "o.x"), "folder")
     with pytest.raises(FormatError, match="folder"):
         formats.by_id("rite").read_scene([d])
 
@@ -102,19 +77,19 @@ def test_input_over_the_size_limit_is_refused_before_reading(tmp_path, monkeypat
 @pytest.mark.parametrize("kind", ["fifo", "device", "folder", "link to device"])
 def test_export_never_replaces_what_is_not_a_regular_file(tmp_path, kind):
     if kind == "fifo":
-        target = _fifo(tmp_path, "out.x")
+        target = make_fifo(tmp_path, "out.x")
     elif kind == "device":
-        target = _char_device(tmp_path, "out.x")
+        target = make_char_device(tmp_path, "out.x")
     elif kind == "folder":
         target = tmp_path / "out.x"
         target.mkdir()
     else:
-        dev = _char_device(tmp_path, "null")
+        dev = make_char_device(tmp_path, "null")
         target = tmp_path / "out.x"
         target.symlink_to(dev)
     before = os.lstat(target)
     r = _cli("convert", RITE / "humanoid.ram", "-o", target, timeout=60)
-    _one_error(r, "will not replace")
+    cli_error(r, "will not replace")
     after = os.lstat(target)
     assert (after.st_mode, after.st_ino, after.st_rdev) == (before.st_mode, before.st_ino, before.st_rdev)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []   # no temporary left
@@ -132,11 +107,11 @@ def test_link_to_a_regular_file_is_written_through(tmp_path):
 
 
 def test_missing_folder_and_long_names_are_one_line(tmp_path):
-    _one_error(_cli("convert", RITE / "humanoid.ram", "-o", tmp_path / "nowhere" / "o.x"), "does not exist")
+    cli_error(_cli("convert", RITE / "humanoid.ram", "-o", tmp_path / "nowhere" / "o.x"), "does not exist")
     long_x = tmp_path / ("a" * 254 + ".x")                # 256 bytes: too long for a file name
     with pytest.raises(FormatError, match="too long"):
         convert.convert([RITE / "humanoid.ram"], str(long_x), warnings=[])
-    _one_error(_cli("convert", RITE / "humanoid.ram", "-o", long_x), "too long")
+    cli_error(_cli("convert", RITE / "humanoid.ram", "-o", long_x), "too long")
     # a legal 255-byte name: written (its temporary file's name stays within the limit)
     ok = tmp_path / ("b" * 251 + ".ram")
     assert convert.convert([RITE / "humanoid.ram"], str(ok), warnings=[]) == [str(ok)]
@@ -172,7 +147,7 @@ def test_file_size_limit_fails_cleanly_and_leaves_the_targets(tmp_path, out):
         p.write_bytes(data)
     r = _cli("convert", RITE / "humanoid.ram", RITE / "walk.raa", "-o", target,
              preexec_fn=_fsize_limit(20_000))
-    _one_error(r, "File too large")
+    cli_error(r, "File too large")
     assert {p: p.read_bytes() for p in old} == old
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in old)
 
@@ -183,7 +158,7 @@ def test_multi_file_export_is_all_or_nothing(tmp_path):
     (tmp_path / "o_wave.raa").mkdir()
     (tmp_path / "o.ram").write_bytes(b"previous\n")
     r = _cli("convert", RITE / "humanoid.ram", RITE / "walk.raa", RITE / "wave.raa", "-o", tmp_path / "o.ram")
-    _one_error(r, "o_wave.raa")
+    cli_error(r, "o_wave.raa")
     assert (tmp_path / "o.ram").read_bytes() == b"previous\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["o.ram", "o_wave.raa"]
 
@@ -219,7 +194,7 @@ def test_read_only_folder_fails_with_one_line(tmp_path):
     folder.mkdir()
     folder.chmod(0o500)
     try:
-        _one_error(_cli("convert", RITE / "humanoid.ram", "-o", folder / "o.x"), "Permission denied")
+        cli_error(_cli("convert", RITE / "humanoid.ram", "-o", folder / "o.x"), "Permission denied")
     finally:
         folder.chmod(0o700)
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""What Blender users expect from an importer/exporter (issue 11), checked
-through the installed extension: readable options, empties for frames,
-textures found once, the Blender command line."""
+"""What Blender users expect from an importer/exporter, checked through the
+installed extension: readable options, empties for frames, textures found
+once, the Blender command line."""
 from __future__ import annotations
 
 import importlib

@@ -14,21 +14,12 @@ import stat
 
 import assimp_reading as ar
 import pytest
+from bad_input import cli_error, make_char_device
 from blender_checks import snapshot
 from conftest import SAMPLES, run_cli
 
 RITE = SAMPLES / "rite"
 X = SAMPLES / "x" / "tiny_4anim.x"
-
-
-def _clean_error(r, where: str) -> str:
-    assert r.returncode == 2, (r.returncode, r.stdout[-1000:], r.stderr[-2000:])
-    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout, r.stderr[-2000:]
-    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error: ") or ": error: " in ln]
-    assert len(errors) == 1, r.stderr[-2000:]
-    assert re.search(where, errors[0]), errors[0]
-    assert "internal error" not in errors[0]
-    return errors[0]
 
 
 def _one_line_error(call) -> str:
@@ -38,15 +29,6 @@ def _one_line_error(call) -> str:
     assert "Traceback" not in text and len(text.strip().splitlines()) <= 2, text
     assert "internal error" not in text, text
     return text
-
-
-def _char_device(folder, name):
-    p = folder / name
-    try:
-        os.mknod(p, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
-    except OSError as err:
-        pytest.skip(f"cannot make a device node here: {err}")
-    return p
 
 
 # ---------------------------------------------------------------------------
@@ -73,7 +55,7 @@ def test_import_operators_refuse_a_fifo_and_a_folder(bpy, tmp_path):
 
 
 def test_import_operator_refuses_a_device_node(bpy, tmp_path):
-    dev = _char_device(tmp_path, "zero.x")
+    dev = make_char_device(tmp_path, "zero.x")
     assert "character device" in _one_line_error(lambda: bpy.ops.import_scene.xfile(filepath=str(dev)))
 
 
@@ -87,7 +69,7 @@ def test_export_operators_never_replace_what_is_not_a_regular_file(bpy, tmp_path
         if kind == "fifo":
             os.mkfifo(target)
         elif kind == "device":
-            _char_device(tmp_path, name)
+            make_char_device(tmp_path, name)
         else:
             target.mkdir()
         before = os.lstat(target)
@@ -122,11 +104,11 @@ def test_a_nan_error_never_passes(ext):
 def test_cli_refuses_a_fifo_input_at_once(tmp_path):
     fifo = tmp_path / "m.ram"
     os.mkfifo(fifo)
-    _clean_error(run_cli("import", fifo, "-o", tmp_path / "o.blend", timeout=120), "FIFO")
+    cli_error(run_cli("import", fifo, "-o", tmp_path / "o.blend", timeout=120), "FIFO")
     anim = tmp_path / "w.raa"
     os.mkfifo(anim)
-    _clean_error(run_cli("verify", RITE / "humanoid.ram", anim, timeout=120), "FIFO")
-    _clean_error(run_cli("export", fifo, "-o", tmp_path / "o.x", timeout=120), "FIFO")
+    cli_error(run_cli("verify", RITE / "humanoid.ram", anim, timeout=120), "FIFO")
+    cli_error(run_cli("export", fifo, "-o", tmp_path / "o.x", timeout=120), "FIFO")
     assert not (tmp_path / "o.blend").exists() and not (tmp_path / "o.x").exists()
 
 
@@ -135,12 +117,12 @@ def test_cli_bad_output_paths_are_one_line(tmp_path):
     a_file.write_text("a regular file")
     folder = tmp_path / "folder"
     folder.mkdir()
-    _clean_error(run_cli("import", RITE / "humanoid.ram", "-o", folder), "will not replace a folder")
-    _clean_error(run_cli("import", RITE / "humanoid.ram", "-o", a_file / "x.blend"), "x.blend")
-    _clean_error(run_cli("verify", RITE / "humanoid.ram", "--blend", a_file / "x.blend"), "x.blend")
+    cli_error(run_cli("import", RITE / "humanoid.ram", "-o", folder), "will not replace a folder")
+    cli_error(run_cli("import", RITE / "humanoid.ram", "-o", a_file / "x.blend"), "x.blend")
+    cli_error(run_cli("verify", RITE / "humanoid.ram", "--blend", a_file / "x.blend"), "x.blend")
     fifo = tmp_path / "o.blend"
     os.mkfifo(fifo)
-    _clean_error(run_cli("import", RITE / "humanoid.ram", "-o", fifo), "will not replace a FIFO")
+    cli_error(run_cli("import", RITE / "humanoid.ram", "-o", fifo), "will not replace a FIFO")
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and a_file.read_text() == "a regular file"
 
 
@@ -148,7 +130,7 @@ def test_cli_bad_output_paths_are_one_line(tmp_path):
                                   ("--scale", "inf"), ("--weights", "-1")])
 def test_cli_bad_numbers_exit_2(flag):
     r = run_cli("verify", RITE / "humanoid.ram", RITE / "walk.raa", *flag)
-    _clean_error(r, re.escape(flag[0]) + "|weight")
+    cli_error(r, pattern=re.escape(flag[0]) + "|weight")
 
 
 def test_export_leaves_out_a_prop_scaled_to_zero_and_a_mesh_without_faces(bpy, tmp_path):
@@ -243,7 +225,7 @@ def test_cli_failed_import_makes_no_folders(tmp_path):
     """A failed import makes none of its output's missing folders; a
     successful one makes them."""
     r = run_cli("import", tmp_path / "missing.ram", "-o", tmp_path / "new" / "deeper" / "o.blend")
-    _clean_error(r, "missing.ram")
+    cli_error(r, "missing.ram")
     assert list(tmp_path.iterdir()) == []
     r = run_cli("import", RITE / "humanoid.ram", "-o", tmp_path / "new" / "o.blend")
     assert r.returncode == 0 and (tmp_path / "new" / "o.blend").is_file()

@@ -5,7 +5,7 @@ megabyte names): each is refused quickly with a FormatError naming the file
 and the line / byte offset, and nothing else ever escapes. Blemishes a real
 file may hold (UVs, normals or colours that are not finite, a key time no
 tick can be) cost a warning naming the line instead (more in
-``test_xfile_blemishes.py``)."""
+``test_bad_input_xfile_blemishes.py``)."""
 from __future__ import annotations
 
 import struct
@@ -13,16 +13,12 @@ import tracemalloc
 import zlib
 
 import pytest
+from bad_input import BIN, IDENTITY, TRI, TXT, binary_xfile, chain, diamond, mszip_bomb, structural_attacks
 from work_bounds import bounded
 from xfile_compare import all_meshes
 
 from legacy_skin_io.io.errors import FormatError
 from legacy_skin_io.io.xfile import key_tables, limits, mszip, read_xfile_bytes
-
-TXT = b"xof 0303txt 0032\n"
-BIN = b"xof 0303bin 0032"
-TRI = b"3;\n0;0;0;,1;0;0;,0;1;0;;\n1;\n3;0,1,2;;\n"  # the body of a one-triangle mesh
-IDENTITY = b"1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1;;"
 
 
 def _budget(data: bytes) -> float:
@@ -41,7 +37,7 @@ def _error(data: bytes, name: str = "h.x") -> FormatError:
 
 
 def _small(data: bytes, megabytes: float = 32.0) -> FormatError:
-    """The campaign's cases also took gigabytes: now a few MB at most."""
+    """The memory a refusal takes: a few MB at most (such files once took gigabytes)."""
     tracemalloc.start()
     try:
         with pytest.raises(FormatError) as info:
@@ -67,27 +63,6 @@ def _at_offset(data: bytes, offset: int, expect: str) -> FormatError:
     return err
 
 
-# -- a tiny binary .X builder --------------------------------------------------
-def _bin(*tokens) -> bytes:
-    """"{" "}", bytes (a NAME), ("s", bytes) STRING, ("i", [...]) INTEGER_LIST,
-    ("f", [...]) FLOAT_LIST (32-bit)."""
-    out = [BIN]
-    for tok in tokens:
-        if tok == "{":
-            out.append(struct.pack("<H", 10))
-        elif tok == "}":
-            out.append(struct.pack("<H", 11))
-        elif isinstance(tok, bytes):
-            out.append(struct.pack("<HI", 1, len(tok)) + tok)
-        elif tok[0] == "s":
-            out.append(struct.pack("<HI", 2, len(tok[1])) + tok[1] + struct.pack("<H", 20))
-        elif tok[0] == "i":
-            out.append(struct.pack(f"<HI{len(tok[1])}I", 6, len(tok[1]), *tok[1]))
-        else:
-            out.append(struct.pack(f"<HI{len(tok[1])}f", 7, len(tok[1]), *tok[1]))
-    return b"".join(out)
-
-
 def _offset_of(data: bytes, needle: bytes, nth: int = 0) -> int:
     at = -1
     for _ in range(nth + 1):
@@ -96,22 +71,10 @@ def _offset_of(data: bytes, needle: bytes, nth: int = 0) -> int:
 
 
 # -- 1. frame references: diamonds, chains, cycles -----------------------------
-def _diamond(levels: int) -> bytes:
-    lines = [b"Frame F0 {}"] + [b"Frame F%d { {F%d} {F%d} }" % (i, i - 1, i - 1)
-                                for i in range(1, levels + 1)]
-    return TXT + b"\n".join(lines)
-
-
-def _chain(n: int) -> bytes:
-    """n frames, each one the only child of the next (through a reference)."""
-    lines = [b"Frame F0 {}"] + [b"Frame F%d { { F%d } }" % (i, i - 1) for i in range(1, n)]
-    return TXT + b"\n".join(lines)
-
-
 def test_reference_diamond_is_refused_at_the_second_reference():
     # 41 lines that would expand to 2^40 frames.
-    _at_line(_diamond(40), 3, "frame 'F0' is already a child of Frame 'F1'")
-    assert _small(_diamond(40), 1).line == 3
+    _at_line(diamond(40), 3, "frame 'F0' is already a child of Frame 'F1'")
+    assert _small(diamond(40), 1).line == 3
     # The second reference on its own line is the one named.
     data = TXT + b"Frame A {}\nFrame B {\n{ A }\n}\nFrame C {\n{ A }\n}\n"
     _at_line(data, 7, "Frame 'C': reference { 'A' }: frame 'A' is already a child of Frame 'B'")
@@ -120,7 +83,7 @@ def test_reference_diamond_is_refused_at_the_second_reference():
 
 
 def test_reference_diamond_binary():
-    data = _bin(b"Frame", b"F0", "{", "}",
+    data = binary_xfile(b"Frame", b"F0", "{", "}",
                 b"Frame", b"F1", "{", "{", b"F0", "}", "{", b"F0", "}", "}")
     second = _offset_of(data, struct.pack("<H", 10) + struct.pack("<HI", 1, 2) + b"F0", 1)
     _at_offset(data, second, "already a child of Frame 'F1'")
@@ -135,7 +98,7 @@ def test_a_single_reference_still_moves_a_top_level_frame():
 def test_reference_chain_of_10000_parses_in_linear_work():
     n = limits.MAX_FRAME_DEPTH
     with bounded(calls=200 * n):             # ~80 per frame; resolving the chain per frame: ~n per frame
-        xf = read_xfile_bytes(_chain(n))
+        xf = read_xfile_bytes(chain(n))
     assert [f.name for f in xf.frames] == [f"F{n - 1}"]
     with bounded(calls=20 * n):              # 5 per frame
         assert sum(1 for _ in xf.all_frames()) == n
@@ -143,13 +106,14 @@ def test_reference_chain_of_10000_parses_in_linear_work():
 
 def test_reference_chain_deeper_than_the_limit():
     # 10,001 levels: the frame at level 10,001 is F0, linked by "{ F0 }" on line 3.
-    _at_line(_chain(limits.MAX_FRAME_DEPTH + 1), 3, "Frame 'F0' lies 10001 levels deep")
-    # 100,000 levels (the campaign's case, past the 256-level nesting limit):
-    # refused at the reference that reaches level 10,001.
-    _at_line(_chain(100_000), 90_002, "Frame 'F89999' lies 10001 levels deep")
+    _at_line(chain(limits.MAX_FRAME_DEPTH + 1), 3, "Frame 'F0' lies 10001 levels deep")
+    # 20,000 levels (past the 256-level nesting limit): refused at the reference that reaches
+    # level 10,001, deep in the file (the root is the last frame), not at the first or the last.
+    _at_line(chain(20_000), 10_002, "Frame 'F9999' lies 10001 levels deep")
 
 
-def test_too_many_frames():
+def test_too_many_frames(monkeypatch):
+    monkeypatch.setattr(limits, "MAX_FRAMES", 1000)
     data = TXT + b"Frame {}\n" * (limits.MAX_FRAMES + 1)
     _at_line(data, limits.MAX_FRAMES + 2, f"more than {limits.MAX_FRAMES} frames")
 
@@ -233,12 +197,12 @@ def test_huge_counts_are_refused_at_the_count(body, line, expect):
 
 def test_huge_binary_counts():
     # A material count of 4e9 in a binary file: at the count's byte offset.
-    data = _bin(b"Mesh", "{", ("i", [3]), ("f", [0, 0, 0, 1, 0, 0, 0, 1, 0]), ("i", [1, 3, 0, 1, 2]),
+    data = binary_xfile(b"Mesh", "{", ("i", [3]), ("f", [0, 0, 0, 1, 0, 0, 0, 1, 0]), ("i", [1, 3, 0, 1, 2]),
                 b"MeshMaterialList", "{", ("i", [4000000000, 1, 0]), "}", "}")
     count = _offset_of(data, struct.pack("<HI", 6, 3) + struct.pack("<I", 4000000000)) + 6
     _at_offset(data, count, "material count 4000000000: more than 32767")
     # A key time of 2^31 ticks in a binary file: that key is skipped, the warning names the time's offset.
-    data = _bin(b"AnimationSet", "{", b"Animation", "{", b"AnimationKey", "{",
+    data = binary_xfile(b"AnimationSet", "{", b"Animation", "{", b"AnimationKey", "{",
                 ("i", [2, 1, 2 ** 31, 3]), ("f", [0, 0, 0]), "}", "}", "}")
     time_at = _offset_of(data, struct.pack("<I", 2 ** 31))
     xf = read_xfile_bytes(data)
@@ -249,24 +213,10 @@ def test_huge_binary_counts():
 
 
 # -- 3. MSZIP bombs ----------------------------------------------------------------
-def _bomb(blocks: int, fmt: bytes = b"tzip") -> tuple[bytes, int, int]:
-    """A valid MSZIP file of ``blocks`` 32 KiB blocks of spaces (~50 bytes each),
-    with the sizes of its first and of every later block."""
-    chunk = b" " * mszip.BLOCK_SIZE
-    first = zlib.compressobj(9, zlib.DEFLATED, -15)
-    first = first.compress(chunk) + first.flush()
-    rest = zlib.compressobj(9, zlib.DEFLATED, -15, zdict=chunk)
-    rest = rest.compress(chunk) + rest.flush()
-    head = struct.pack("<HH", mszip.BLOCK_SIZE, len(first) + 2) + b"CK" + first
-    block = struct.pack("<HH", mszip.BLOCK_SIZE, len(rest) + 2) + b"CK" + rest
-    total = struct.pack("<I", blocks * mszip.BLOCK_SIZE + 16)
-    return b"xof 0303" + fmt + b"0032" + total + head + block * (blocks - 1), len(head), len(block)
-
-
 def test_mszip_bomb_is_refused_before_inflating():
-    # 4 GB from a ~4 MB file (the campaign's case): refused at the block whose
+    # 4 GB from a ~4 MB file (such a file took 4 GB once): refused at the block whose
     # running total passes MAX_RATIO x the file size, before anything is inflated.
-    data, head, block = _bomb(131071)
+    data, head, block = mszip_bomb(131071)
     limit = mszip.allowance(len(data))
     assert limit == mszip.MAX_RATIO * len(data)
     k = limit // mszip.BLOCK_SIZE  # the first block past the limit
@@ -278,7 +228,7 @@ def test_mszip_ceiling(monkeypatch):
     monkeypatch.setattr(mszip, "MAX_INFLATED", 2 * mszip.BLOCK_SIZE)
     monkeypatch.setattr(mszip, "MIN_ALLOWANCE", 0)
     monkeypatch.setattr(mszip, "MAX_RATIO", 10 ** 6)
-    data, head, block = _bomb(3, b"bzip")
+    data, head, block = mszip_bomb(3, b"bzip")
     _at_offset(data, 20 + head + block, "MSZIP block 2: the blocks announce more than 65536")
 
 
@@ -292,7 +242,7 @@ def test_mszip_block_larger_than_32k():
 
 
 def test_mszip_small_files_still_read():
-    data, _head, _block = _bomb(8)  # 256 KiB of spaces: an empty file, within MIN_ALLOWANCE
+    data, _head, _block = mszip_bomb(8)  # 256 KiB of spaces: an empty file, within MIN_ALLOWANCE
     assert read_xfile_bytes(data).frames == []
 
 
@@ -462,7 +412,7 @@ def test_megabyte_names_are_refused(body, line):
 
 
 def test_megabyte_binary_name():
-    data = _bin(b"Frame", b"y" * 3_000_000, "{", "}")
+    data = binary_xfile(b"Frame", b"y" * 3_000_000, "{", "}")
     _at_offset(data, 16 + 2 + 5 + 4, "name of 3000000 characters")
 
 
@@ -495,95 +445,6 @@ def test_object_budget(monkeypatch):
     monkeypatch.setattr(limits, "MAX_OBJECTS", 100)
     data = TXT + b"AnimationSet {\n" + b"Animation {\n}\n" * 100 + b"}\n"
     _at_line(data, 2 + 2 * 99 + 1, "more than 100 objects")
-
-
-# -- a structural-attack generator ----------------------------------------------------
-def _text_variants(name: str, data: bytes):
-    """Yield a text file and its MSZIP-compressed copy."""
-    yield name, data
-    yield name + "/tzip", mszip.compress(b"xof 0303tzip0032", data[len(TXT):])
-
-
-NUMERIC_FIELDS = {
-    "matrix": b"Frame f { FrameTransformMatrix { 1,0,0,0,0,1,0,0,0,0,1,0,0,0,%s,1;; } }",
-    "position": b"Mesh m { 3; 0;0;0;,1;0;0;,0;%s;0;; 1; 3;0,1,2;; }",
-    "normal": b"Mesh m { " + TRI + b" MeshNormals { 1; 0;0;%s;; 1; 3;0,0,0;; } }",
-    "uv": b"Mesh m { " + TRI + b" MeshTextureCoords { 3; 0;0;,1;0;,%s;1;; } }",
-    "color": b"Mesh m { " + TRI + b" MeshVertexColors { 1; 0;1;%s;1;1;; } }",
-    "color index": b"Mesh m { " + TRI + b" MeshVertexColors { 1; %s;1;1;1;1;; } }",
-    "material": b"Material m { 1;1;1;%s;; 0; 0;0;0;; 0;0;0;; }",
-    "weight": b'Mesh m { ' + TRI + b' SkinWeights { "b"; 1; 0; %s; ' + IDENTITY + b' } }',
-    "matrixOffset": b'Mesh m { ' + TRI + b' SkinWeights { "b"; 1; 0; 1; 1,0,0,0,0,1,0,0,0,0,1,0,0,0,%s,1;; } }',
-    "key time": b"AnimationSet { Animation { { f } AnimationKey { 2; 2; 0;3;0,0,0;;, %s;3;0,0,0;;; } } }",
-    "key value": b"AnimationSet { Animation { { f } AnimationKey { 0; 1; 0;4;1,%s,0,0;;; } } }",
-    "key count": b"AnimationSet { Animation { AnimationKey { 0; %s; 0;4;1,0,0,0;;; } } }",
-    "value count": b"AnimationSet { Animation { AnimationKey { 0; 1; 0;%s;1,0,0,0;;; } } }",
-    "vertex count": b"Mesh m { %s; 0;0;0;; 0; }",
-    "face count": b"Mesh m { 3; 0;0;0;,1;0;0;,0;1;0;; %s; 3;0,1,2;; }",
-    "face size": b"Mesh m { 3; 0;0;0;,1;0;0;,0;1;0;; 1; %s;0,1,2;; }",
-    "face index": b"Mesh m { 3; 0;0;0;,1;0;0;,0;1;0;; 1; 3;0,1,%s;; }",
-    "material count": b"Mesh m { " + TRI + b" MeshMaterialList { %s; 1; 0;; { x } } }",
-    "material index": b"Mesh m { " + TRI + b" MeshMaterialList { 1; 1; %s;; { x } } }",
-    "weight count": b'Mesh m { ' + TRI + b' SkinWeights { "b"; %s; 0; 1; ' + IDENTITY + b' } }',
-    "weight index": b'Mesh m { ' + TRI + b' SkinWeights { "b"; 1; %s; 1; ' + IDENTITY + b' } }',
-    "decl elements": b"Mesh m { " + TRI + b" DeclData { %s; 2;0;3;0;; 0; } }",
-    "decl data": b"Mesh m { " + TRI + b" DeclData { 1; 2;0;3;0;; 9; 0,0,0,0,0,0,0,0,%s;; } }",
-    "fvf data": b"Mesh m { " + TRI + b" FVFData { 256; 6; 0,0,0,0,0,%s;; } }",
-    "fvf flags": b"Mesh m { " + TRI + b" FVFData { %s; 0; } }",
-    "ticks": b"AnimTicksPerSecond { %s; }",
-    "skin header": b"Mesh m { " + TRI + b" XSkinMeshHeader { %s; 1; 1; } }",
-}
-HOSTILE_NUMBERS = [b"nan", b"inf", b"-inf", b"1.#QNAN0", b"-1.#IND00", b"1e39", b"-1e39", b"1e400",
-                   b"-1", b"4294967295", b"4294967296", b"18446744073709551616", b"2147483648",
-                   b"0.5", b"1" * 5000, b"-0", b"1e-400", b"0x10", b"++1"]
-
-
-def structural_attacks():
-    """(name, bytes) of hostile .X files built on purpose."""
-    yield "diamond", _diamond(40)
-    yield "diamond/binary", _bin(b"Frame", b"A", "{", "}", *(
-        tok for i in range(1, 30) for tok in (b"Frame", b"A%d" % i, "{", "{", b"A%d" % (i - 1) if i > 1
-                                               else b"A", "}", "{", b"A%d" % (i - 1) if i > 1 else b"A",
-                                               "}", "}")))
-    yield from _text_variants("chain 20000", _chain(20_000))
-    yield "chain reversed", TXT + b"\n".join(b"Frame F%d { { F%d } }" % (i, i + 1) for i in range(5000))
-    yield "nesting 100000", TXT + b"Frame {\n" * 100_000 + b"}\n" * 100_000
-    yield "cycle", TXT + b"Frame A { Frame B { Frame C { { A } } } }"
-    yield "self", TXT + b"Frame A { { A } }"
-    yield "mesh instances", (TXT + b"Mesh M { " + TRI + b"} Frame F { " + b"{ M } " * 200_000 + b"}")
-    yield "refs to nothing", TXT + b"Frame F { " + b"{ nothing } " * 100_000 + b"}"
-    yield "top-level refs", TXT + b"{ a } " * 100_000
-    yield "unknown references", TXT + b"Mesh m { " + TRI + b"{ x } " * 100_000 + b"}"
-    yield "material refs", TXT + b"Mesh m { " + TRI + b"MeshMaterialList { 1; 1; 0;; " + b"{ x } " * 50_000 + b"} }"
-    for field, template in NUMERIC_FIELDS.items():
-        for number in HOSTILE_NUMBERS:
-            yield from _text_variants(f"{field}={number[:12]!r}", TXT + template % number)
-    for what in (b"Frame", b"Mesh", b"Material", b"AnimationSet", b"Animation", b"Unknown"):
-        yield f"long {what!r}", TXT + what + b" " + b"n" * 2_000_000 + b" { }"
-    material = TXT + b'Material m { 1;1;1;1;; 0; 0;0;0;; 0;0;0;; TextureFilename { "'
-    yield "long string", material + b"s" * 2_000_000 + b'"; } }'
-    yield "unterminated string", material + b"s" * 2_000_000
-    yield "long guid", TXT + b"Frame f { <" + b"0" * 2_000_000 + b"> }"
-    yield "long number", TXT + b"Mesh m { " + b"9" * 2_000_000 + b"; }"
-    yield "long binary name", _bin(b"Frame", b"n" * 2_000_000, "{", "}")
-    yield "binary string length", BIN + struct.pack("<HI", 2, 0xFFFFFFFF) + b"abc"
-    yield "binary list count", BIN + struct.pack("<HI", 7, 0xFFFFFFFF) + b"\0" * 8
-    yield "binary nan matrix", _bin(b"Frame", "{", b"FrameTransformMatrix", "{",
-                                    ("f", [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, float("nan"), 1]), "}", "}")
-    yield "binary key time", _bin(b"AnimationSet", "{", b"Animation", "{", b"AnimationKey", "{",
-                                  ("i", [2, 1, 0xFFFFFFFF, 3]), ("f", [0, 0, 0]), "}", "}", "}")
-    yield "binary material index", _bin(b"Mesh", "{", ("i", [3]), ("f", [0] * 9), ("i", [1, 3, 0, 1, 2]),
-                                        b"MeshMaterialList", "{", ("i", [1, 1, 0xFFFFFFFF]), "}", "}")
-    # 8 lists padding 32767 default materials each: past MAX_OBJECTS.
-    many_mats = b"Mesh m { " + TRI + b"MeshMaterialList { 32767; 1; 32766;; } } "
-    yield "material padding", TXT + many_mats * 8 + b"Filler { " + b"0 " * 100_000 + b"} "
-    yield "many objects", TXT + b"AnimationSet { " + b"Animation { } " * (limits.MAX_OBJECTS + 10) + b"}"
-    yield "ngons", TXT + b"Mesh {4;0;0;0;,1;0;0;,0;1;0;,1;1;0;;2;4;0,1,3,2;,3;0,1,2;;}" * 5000
-    bomb, _head, _block = _bomb(131071)
-    yield "mszip bomb", bomb
-    yield "mszip bomb/bzip", _bomb(40000, b"bzip")[0]
-    yield "mszip oversized block", (b"xof 0303tzip0032" + struct.pack("<I", 65535 + 16)
-                                    + struct.pack("<HH", 65535, 10) + b"CK" + b"\x03\x00" * 4)
 
 
 def test_structural_attacks_only_raise_format_errors():

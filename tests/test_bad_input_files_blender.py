@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Hostile files through the operators (issue 9), not only the parsers: every
+"""Hostile files through the operators, not only the parsers: every
 case gives a clean import or a one-line error (RuntimeError from bpy.ops),
 leaves the scene exactly as it was on failure, and stays within work linear
 in the file (``work_bounds``). A larger campaign: ``python3.11 tools/run.py py tools/fuzz_campaign.py``."""
@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bad_input import mutants, structural_attacks
 from blender_checks import ext, snapshot
 from conftest import DATA
 from work_bounds import bounded
@@ -100,11 +101,25 @@ def _chain_ram(n: int) -> RamModel:
                     weight_vertex=np.arange(3), weight_joint=np.zeros(3, dtype=np.int64), weight_value=np.ones(3))
 
 
+def _chain_ram_text(n: int) -> bytes:
+    """The RAM text ``write_ram(_chain_ram(n))`` writes, made without the
+    writer (whose checks take seconds for a chain this long)."""
+    joint = ('%d "j%d"\nparent %d\norientation 0.0 0.0 0.0 1.0\ntranslation 0.0 0.01 0.0\n'
+             'rotation 0.0 0.0 0.0 1.0\n')
+    return (f"joints {n}\n" + "".join(joint % (i, i, i - 1) for i in range(n))
+            + 'mesh "chain"\nvertices 3\n0 0.0 0.0 0.0\n1 0.0 0.0 0.0\n2 0.0 0.0 0.0\nnormals 0\nuvs 0\n'
+            'triangles 1\n0 0 0 1 2 0 0 0 0 0 0\nweights 3\n0 0 0 "j0" 1.0\n1 1 0 "j0" 1.0\n'
+            '2 2 0 "j0" 1.0\n').encode()
+
+
 def test_deep_hierarchies_are_refused_whatever_the_syntax(bpy, tmp_path):
-    """100,000 chained joints (RAM) or frames chained through references
-    (.X) segfaulted Blender after 100 s: one depth limit for every format."""
-    write_ram(_chain_ram(100_000), tmp_path / "chain.ram")
-    out = _import(bpy, "rite", None, tmp_path / "chain.ram")
+    """Chained joints (RAM) or frames chained through references (.X), twice
+    as deep as the limit (100,000 of them segfaulted Blender after 100 s
+    before there was one): one depth limit for every format, refused in
+    work linear in the file."""
+    write_ram(_chain_ram(3), tmp_path / "three.ram")
+    assert (tmp_path / "three.ram").read_bytes().split(b"\n", 1)[1] == _chain_ram_text(3)   # the writer's text
+    out = _import(bpy, "rite", _chain_ram_text(20_001), tmp_path / "chain.ram")
     assert isinstance(out, str) and "deep" in out
     chain = TXT + b"Frame F0 { }\n" + b"\n".join(b"Frame F%d { { F%d } }" % (i, i - 1) for i in range(1, 20_001))
     out = _import(bpy, "xfile", chain, tmp_path / "chain.x")
@@ -256,15 +271,13 @@ def test_a_bug_while_exporting_is_an_internal_error(bpy, monkeypatch, capsys, tm
 # fuzzing through the operators
 
 def _structural_sample(step: int):
-    from test_xfile_hostile import structural_attacks
-
     for k, (name, data) in enumerate(structural_attacks()):
         if k % step == 0:
             yield name, data
 
 
 def test_structural_attacks_through_the_operator(bpy, tmp_path):
-    """Every 12th of the parser campaign's structural attacks (deep and
+    """Every 12th of the structural attacks of ``bad_input`` (deep and
     shared references, huge counts and indices, non-finite values in every
     numeric field, extreme times, hostile strings), driven through
     bpy.ops.import_scene.xfile."""
@@ -273,37 +286,6 @@ def test_structural_attacks_through_the_operator(bpy, tmp_path):
         _import(bpy, "xfile", data, tmp_path / "attack.x")
         n += 1
     assert n >= 60
-
-
-def _mutants(seed: int, data: bytes, count: int):
-    rng = np.random.default_rng(seed)
-    numbers = [b"nan", b"inf", b"-1e39", b"4294967295", b"-1", b"1e308", b"0", b"99999999999999999999"]
-    for _ in range(count):
-        b = bytearray(data)
-        kind = rng.integers(0, 4)
-        if kind == 0:                                   # flip bytes
-            for i in rng.integers(16, len(b), size=int(rng.integers(1, 8))):
-                b[i] = int(rng.integers(0, 256))
-        elif kind == 1:                                 # truncate
-            del b[int(rng.integers(16, len(b))):]
-        elif kind == 2:                                 # a hostile number where a number was
-            lines = bytes(b).split(b"\n")
-            i = int(rng.integers(1, len(lines)))
-            toks = lines[i].replace(b",", b" ").replace(b";", b" ").split()
-            nums = [t for t in toks if t[:1].isdigit() or t[:1] == b"-"]
-            if nums:
-                lines[i] = lines[i].replace(nums[int(rng.integers(0, len(nums)))],
-                                            numbers[int(rng.integers(0, len(numbers)))], 1)
-            b = bytearray(b"\n".join(lines))
-        else:                                           # duplicate or drop a line
-            lines = bytes(b).split(b"\n")
-            i = int(rng.integers(1, len(lines)))
-            if rng.random() < 0.5:
-                lines.insert(i, lines[i])
-            else:
-                del lines[i]
-            b = bytearray(b"\n".join(lines))
-        yield bytes(b)
 
 
 @pytest.mark.parametrize("op,source", [
@@ -315,7 +297,7 @@ def test_mutation_fuzzer_through_the_operator(bpy, tmp_path, op, source):
     finite) or a one-line error with the scene untouched."""
     data = source.read_bytes()
     ok = failed = 0
-    for k, mutant in enumerate(_mutants(zlib.crc32(source.name.encode()) % 1000, data, 25)):
+    for k, mutant in enumerate(mutants(zlib.crc32(source.name.encode()) % 1000, data, 25)):
         bpy.ops.wm.read_homefile(use_empty=True)
         out = _import(bpy, op, mutant, tmp_path / f"m{k}{source.suffix}")
         if out == {"FINISHED"}:

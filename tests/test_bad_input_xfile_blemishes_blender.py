@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Real .X files slightly off (issue 28), through the installed extension
+"""Real .X files slightly off, through the installed extension
 as a user meets them: File > Import > DirectX of a file of animations alone
 says which import takes it and changes nothing; File > Import > DirectX
 Animation plays that file (cut from tiny_4anim.x's own text) on tiny's rig

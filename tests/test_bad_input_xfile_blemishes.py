@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Real .X files slightly off (issue 28): each imports with everything it
+"""Real .X files slightly off: each imports with everything it
 has, and one warning names what was not taken and where. The crafted files
 (tools/make_xfile_crafted.py) show one blemish each as a real file holds it:
 UVs that are NaN in a DeclData (an Allegiance building), an AnimationKey
@@ -9,7 +9,7 @@ file without frames does not have; text, binary and compressed. A file of
 animations alone (cut here from tiny_4anim.x's own text) is refused by the
 model reading with the command that takes it, and plays on tiny's
 skeleton exactly as tiny's own animations do. Truly broken files stay
-refused (the hostile tests, test_xfile_hostile.py, hold the rest)."""
+refused (test_bad_input_xfile.py holds the rest)."""
 from __future__ import annotations
 
 import struct

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-""".X files built for tests of the hard real-file rigs (issue 17): frames
-with non-uniform scale (static, keyed, at the root), meshes bound with
-different bind poses (per-mesh SkinWeights offsets, a skinned mesh inside
-its own transformed frame). Written with the project's .X writer from
-matrices in the file's own space (column vectors here, stored transposed
-as Direct3D's row vectors). Each builder returns the path it wrote."""
+""".X files built for tests of real rigs with non-uniform scale and several
+bind poses: frames with non-uniform scale (static, keyed, at the root),
+meshes bound with different bind poses (per-mesh SkinWeights offsets, a
+skinned mesh inside its own transformed frame). Written with the project's
+.X writer from matrices in the file's own space (column vectors here,
+stored transposed as Direct3D's row vectors). Each builder returns the path
+it wrote."""
 from __future__ import annotations
 
 import numpy as np
