@@ -69,7 +69,7 @@ EXPORT_SECTIONS = [
     ("mesh_of", f"{PKG}.operators.mesh_extract", "mesh_of", 1),
     ("vertex_weights", f"{PKG}.operators.mesh_extract", "vertex_weights", 2),
     ("clip_of", f"{PKG}.operators.anim_extract", "clip_of", 1),
-    ("fcurve_values", f"{PKG}.operators.anim_extract", "fcurve_values", 2),
+    ("fcurve_values", f"{PKG}.operators.fcurves", "fcurve_values", 2),
     ("write_scene (io, numpy)", f"{PKG}.io.rite.adapter", "write_scene", 0),
     ("RamBuild (scene -> RAM records)", f"{PKG}.io.rite.from_scene", "RamBuild", 1),
     ("write_ram (text)", f"{PKG}.io.rite.from_scene", "write_ram", 1),

@@ -20,7 +20,7 @@ from ..io import options as specs
 from ..io.errors import FormatError
 from ..io.formats import UnknownFormat, for_path
 from ..io.options import MANUAL_ORIENTATION
-from ..operators import anim_build, ops, pipeline, report, verify
+from ..operators import anim_place, fcurves, ops, pipeline, report, verify
 from ..scene import AxisConversion, Scene, SceneError
 from .progress import Progress, counted
 
@@ -234,7 +234,7 @@ def _frames(clips, fps: float) -> np.ndarray:
     (the wrap and the frames after it)."""
     start = min(min(np.floor(c.frame_range(fps)[0]) for c in clips), 0.0)
     end = max(c.frame_range(fps)[1] for c in clips)
-    loops = [anim_build.loop_range(c, fps) for c in clips]
+    loops = [anim_place.loop_range(c, fps) for c in clips]
     more = max([r[1] - r[0] + 1.0 for r in loops if r is not None] + [0.0])
     return np.arange(start, np.ceil(end - 1e-6) + more + 1.0)
 
@@ -265,13 +265,13 @@ def verify_import(fmt, built, layered: bool, args) -> tuple[list, verify.Report]
                                                    args.tolerance, normals=True, counted=counted)))
     elif reference.clips and built.actions:
         for (action, slot, _), clip in zip(built.actions, reference.clips):
-            anim_build.assign_action(built.armature, action, slot)
+            fcurves.assign_action(built.armature, action, slot)
             frames = _frames([clip], fps)
             rep = verify.verify(bpy.context, built.meshes, reference, clip, frames, args.tolerance, normals=True,
                                 counted=counted)
             parts.append((f"{clip.name!r}: frames {frames[0]:g}-{frames[-1]:g}", rep))
         action, slot, _ = built.actions[0]
-        anim_build.assign_action(built.armature, action, slot)
+        fcurves.assign_action(built.armature, action, slot)
         scene.frame_set(scene.frame_start)
     else:
         parts.append(("default pose (no animation)",

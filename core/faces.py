@@ -223,3 +223,85 @@ def triangulate(positions: np.ndarray, sizes: np.ndarray, corners: np.ndarray) -
     pick, face = np.concatenate(picks), np.concatenate(faces)
     order = np.argsort(face, kind="stable")                 # triangles in face order
     return pick.reshape(-1, 3)[order].reshape(-1), face[order]
+
+
+def valid_faces(face_sizes, corners, n_vertices: int):
+    """The faces a mesh editor can hold (Blender's: 3+ corners, no vertex
+    twice, not on the same vertices as an earlier face) of a mesh of
+    ``n_vertices`` vertices: (kept faces, their corners' indices into
+    ``corners``, their sizes, their loop starts, how many were degenerate,
+    how many repeated an earlier face). Faces are compared size by size,
+    each as its row of vertices sorted."""
+    sizes = np.asarray(face_sizes, dtype=np.int64)
+    idx = np.asarray(corners, dtype=np.int64)
+    starts = _starts(sizes)
+    keep = sizes >= 3
+    degenerate = dup_faces = 0
+    one_size = bool(len(sizes)) and bool((sizes == sizes[0]).all())
+    if one_size:
+        kinds = [int(sizes[0])] if keep[0] else []
+    else:
+        kinds = np.unique(sizes[keep]).tolist()
+    for k in kinds:
+        if one_size:                                  # faces of one size: their corners as they are
+            faces = np.arange(len(sizes))
+            rows = _sorted_rows(idx.reshape(-1, k))
+        else:
+            faces = np.flatnonzero(sizes == k)
+            rows = _sorted_rows(idx[starts[faces][:, None] + np.arange(k)[None, :]])
+        twice = (rows[:, 1:] == rows[:, :-1]).any(axis=1)
+        if twice.any():
+            keep[faces[twice]] = False
+            degenerate += int(twice.sum())
+            faces, rows = faces[~twice], rows[~twice]
+        again = _repeated_rows(rows, n_vertices)
+        if len(again):
+            keep[faces[again]] = False
+            dup_faces += len(again)
+    degenerate += int((sizes < 3).sum())
+    if one_size and keep.all():                       # every face kept: the corners as they are
+        return np.arange(len(sizes)), np.arange(len(idx)), sizes.copy(), starts, degenerate, dup_faces
+    kept = np.nonzero(keep)[0]
+    ksizes = sizes[kept]
+    kstart = np.zeros(len(kept), dtype=np.int64)
+    if len(kept) > 1:
+        np.cumsum(ksizes[:-1], out=kstart[1:])
+    src = np.repeat(starts[kept], ksizes) + (np.arange(int(ksizes.sum())) - np.repeat(kstart, ksizes))
+    return kept, src, ksizes, kstart, degenerate, dup_faces
+
+
+def _sorted_rows(rows: np.ndarray) -> np.ndarray:
+    """Each row of ``rows`` (n, k) sorted (triangles by min and max: a sort
+    along short rows is several times slower)."""
+    if rows.shape[1] != 3:
+        return np.sort(rows, axis=1)
+    a, b, c = rows[:, 0], rows[:, 1], rows[:, 2]
+    out = np.empty_like(rows)
+    np.minimum(np.minimum(a, b), c, out=out[:, 0])
+    np.maximum(np.maximum(a, b), c, out=out[:, 2])
+    np.subtract(a + b + c - out[:, 0], out[:, 2], out=out[:, 1])
+    return out
+
+
+def _repeated_rows(rows: np.ndarray, n_values: int) -> np.ndarray:
+    """Indices of the rows of ``rows`` ((n, k) ints in 0..n_values-1) equal
+    to an earlier row."""
+    n, k = rows.shape
+    if n < 2:
+        return np.zeros(0, dtype=np.int64)
+    if n_values ** k < 2 ** 63:                  # one integer per row
+        key = rows[:, 0].copy()
+        for c in range(1, k):
+            key *= n_values
+            key += rows[:, c]
+        sk = np.sort(key)
+        if (sk[1:] != sk[:-1]).all():           # (the usual case: no row twice)
+            return np.zeros(0, dtype=np.int64)
+        order = np.argsort(key, kind="stable")
+        sk = key[order]
+        same = sk[1:] == sk[:-1]
+    else:
+        order = np.lexsort(rows.T[::-1])         # stable: equal rows keep their order
+        sr = rows[order]
+        same = (sr[1:] == sr[:-1]).all(axis=1)
+    return np.sort(order[1:][same])

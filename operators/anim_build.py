@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Scene clips -> Blender actions (the builder's animation pass), and
-slotted actions with F-curves in bulk (Blender 4.4+ / 5.0 API).
+"""Scene clips -> Blender actions (the builder's animation pass; the
+F-curves through ``fcurves``).
 
 * :func:`build_action` — a clip becomes an action: the file's keys mapped
   channel by channel when that is exact (:func:`channel_mode_exact`), else
-  baked from the clip's own playback (``anim_bake``: evaluated where it
+  baked from the clip's own playback (``scene.bone_keys``: evaluated where it
   bends and keyed where Blender's linear interpolation needs a key to play
   it within 1e-7 of the model size at every frame); with Key Every Frame
   off, a sampler that knows which frames its keys need (``linear_keys``)
@@ -12,8 +12,8 @@ slotted actions with F-curves in bulk (Blender 4.4+ / 5.0 API).
 * a clip that loops as the RiTE Animator does (frame 0, then 1..N-1 for
   ever) loops by itself: Cycles modifiers on its F-curves, keyed 0..N-1
   (:func:`animator_loop`);
-* :func:`place_actions` — ACTION clips on muted NLA tracks (the first
-  active), layered clips as the layer stack (``anim_layers``).
+* where the actions then play (NLA tracks, the layer stack, the active
+  action) is ``anim_place``'s.
 """
 from __future__ import annotations
 
@@ -21,87 +21,15 @@ from typing import TYPE_CHECKING
 
 import bpy
 import numpy as np
-from bpy_extras import anim_utils
 
+from ..core import rotation_modes
 from ..io.errors import group
-from ..scene import Clip
+from ..scene import Clip, bone_keys
 from ..scene.timeline import TIMELINE
-from . import anim_bake, armature_build, metadata, rotation_modes, source_keys
+from . import armature_build, fcurves, metadata, source_keys
 
 if TYPE_CHECKING:
-    from .builder import Built
-
-_INTERP = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
-
-
-def ensure_channelbag(action, slot):
-    """The slot's channelbag (created if needed): Blender 5.0's helper, or the
-    same steps on 4.5 LTS, which lacks it."""
-    helper = getattr(anim_utils, "action_ensure_channelbag_for_slot", None)
-    if helper is not None:
-        return helper(action, slot)
-    layer = action.layers[0] if len(action.layers) else action.layers.new("Layer")
-    strip = layer.strips[0] if len(layer.strips) else layer.strips.new(type="KEYFRAME")
-    return strip.channelbag(slot, ensure=True)
-
-
-def new_action_for(id_data, name: str):
-    """A new action with one slot for ``id_data``; returns (action, slot, channelbag)."""
-    action = bpy.data.actions.new(name)
-    slot = action.slots.new(id_type=id_data.id_type, name=id_data.name)
-    return action, slot, ensure_channelbag(action, slot)
-
-
-def assign_action(id_data, action, slot) -> None:
-    ad = id_data.animation_data or id_data.animation_data_create()
-    ad.action = action
-    ad.action_slot = slot
-
-
-#: Blender 5.0's ``fcurves.new`` puts the curve in a group by name (made if need
-#: be) itself: no group lookup in Python, no assignment (4.5 has no such argument).
-_NEW_IN_GROUP = bpy.app.version >= (5, 0, 0)
-
-
-def add_vector_keys(channelbag, data_path: str, frames, values, *, group=None,
-                    interpolation: str = "LINEAR", keyed: dict | None = None) -> list:
-    """One F-curve per component of ``values`` (K, C), each with K keys set
-    through foreach_set, in ``group`` (an action group, or its name);
-    ``keyed``: gets the arrays set, for ``source_keys.fingerprint``."""
-    frames = np.asarray(frames, dtype=np.float32).reshape(-1)
-    values = np.asarray(values, dtype=np.float32).reshape(len(frames), -1)
-    co = np.empty((values.shape[1], len(frames), 2), dtype=np.float32)   # per curve: frame, value, ...
-    co[:, :, 0] = frames
-    co[:, :, 1] = values.T
-    interp = np.full(len(frames), _INTERP[interpolation], dtype=np.int32)
-    by_name = group if isinstance(group, str) and group and _NEW_IN_GROUP else None
-    group = None if by_name is not None else _group(channelbag, group)   # looked up once for every component
-    plain = keyed if keyed is not None and source_keys.keyed_plainly(interpolation) else None
-    out = []
-    for c in range(values.shape[1]):
-        if by_name is not None:
-            fc = channelbag.fcurves.new(data_path, index=c, group_name=by_name)
-        else:
-            fc = channelbag.fcurves.new(data_path, index=c)
-        if group is not None:
-            fc.group = group
-        kp = fc.keyframe_points
-        kp.add(len(frames))
-        kp.foreach_set("co", co[c].reshape(-1))
-        kp.foreach_set("interpolation", interp)
-        fc.update()
-        if plain is not None:
-            plain[(data_path, c)] = (co[c].reshape(-1), interp)
-        out.append(fc)
-    return out
-
-
-def _group(channelbag, group):
-    """The action group ``group`` names (made if need be), the group itself, or None."""
-    if isinstance(group, str):
-        return (channelbag.groups.get(group) or channelbag.groups.new(group)) if group else None
-    return group
-
+    from .built import Built
 
 def channel_mode_exact(built: Built, size: float) -> bool:
     """True when the file's keys map channel by channel (``RestSplit.channels``):
@@ -173,7 +101,7 @@ def _key(bag, bone: str, prop: str, frames, values, mode: str = rotation_modes.Q
     if prop == "rotation_quaternion":
         prop, values = rotation_modes.keys(mode, values)
     path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
-    add_vector_keys(bag, path, frames, values, group=bone, keyed=keyed)   # extrapolation: CONSTANT, the default
+    fcurves.add_vector_keys(bag, path, frames, values, group=bone, keyed=keyed)   # extrapolation: CONSTANT, the default
 
 
 _PROPS = ("location", "rotation_quaternion", "scale")
@@ -240,13 +168,13 @@ def linear_mask(built: Built, clip: Clip, fps: float, bake: bool, exact: bool) -
     """Key Every Frame off, for a clip whose sampler knows which frames its
     keys need (``linear_keys``, e.g. RiTE's), on a rig whose rotation
     channels map linearly (``exact``, :func:`channel_mode_exact`): (K, J)
-    bool, the frames of ``anim_bake.key_frames`` each joint's rotation is keyed on
+    bool, the frames of ``bone_keys.key_frames`` each joint's rotation is keyed on
     (the file's keys and every frame of the spans Blender's interpolation
     could not play, reported). None: key every frame."""
     sampler = clip.sampler
     if bake or not exact or sampler is None or not hasattr(sampler, "linear_keys"):
         return None
-    _, times = anim_bake.key_frames(clip, fps)
+    _, times = bone_keys.key_frames(clip, fps)
     mask, note = sampler.linear_keys(times)
     if note:
         built.warnings.append(f"{clip.name}: {note}")
@@ -261,7 +189,7 @@ def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) 
     locations; at every baked frame, which includes the frames next to each
     of the clip's keys): no action need key them, the pose bones keep their
     default (tiny_4anim: 224 of its 1520 F-curves). For ACTION clips all
-    baked (``baked``: their ``anim_bake.bake_clip``), since nothing else
+    baked (``baked``: their ``bone_keys.bake_clip``), since nothing else
     then sets those channels."""
     dt, dr, ds = armature_build.default_channels(built)
     still = np.ones((len(built.bones), 3), dtype=bool)
@@ -278,15 +206,15 @@ def resting_channels(built: Built, clips: list[Clip], baked: list, size: float) 
 
 def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict[int, set[str]],
                  channels=None, resting: frozenset = frozenset(), mask: np.ndarray | None = None,
-                 size: float | None = None, room: anim_bake.Budget | None = None):
+                 size: float | None = None, room: bone_keys.Budget | None = None):
     """One action for ``clip``: baked (the clip's own playback, evaluated by
-    ``anim_bake.bake_clip`` and keyed where ``anim_bake.baked_keys`` needs a
+    ``bone_keys.bake_clip`` and keyed where ``bone_keys.baked_keys`` needs a
     key, its rotations on the frames ``mask`` (:func:`linear_mask`) keeps
     when given; ``channels``: the bake when already made; ``size``: the
-    model's, ``oracle.size``; ``room``: its ``anim_bake.budget``) or the
+    model's, ``evaluate.size``; ``room``: its ``bone_keys.budget``) or the
     file's keys mapped channel by channel. ``resting`` channels are not
     keyed. A clip that loops as the Animator does loops with Cycles modifiers."""
-    action, slot, bag = new_action_for(built.armature, clip.name)
+    action, slot, bag = fcurves.new_action_for(built.armature, clip.name)
     keyed: dict = {}            # the arrays of the keys set, for the fingerprint (add_vector_keys)
     sk = built.scene.skeleton
     assert sk is not None
@@ -299,17 +227,17 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
     f0 = clip.frame_range(fps)[0]
     modes = bone_modes(built)
     if baked:
-        room = room or anim_bake.budget(built, size)
+        room = room or bone_keys.budget(built, size)
         # bones in Euler or axis-angle mode interpolate otherwise: keyed on every frame
         other_modes = any(modes[built.bone_names[int(j)]] != rotation_modes.QUATERNION
                           for j in clip.rotation.targets.tolist() if int(j) in built.bone_names)
         frames, t, r, s = (channels if channels is not None
-                           else anim_bake.bake_clip(built, clip, fps, room,
+                           else bone_keys.bake_clip(built, clip, fps, room,
                                                     every_frame=mask is not None or other_modes))
         animates = keyed_channels(clip, built.bones)
         wanted = {prop: [bi for bi in np.flatnonzero(animates[:, k]).tolist() if (bi, prop) not in resting]
                   for k, prop in enumerate(_PROPS)}
-        keep = anim_bake.baked_keys(built, frames, (t, r, s), wanted, room, blended=clip.layer != "ACTION")
+        keep = bone_keys.baked_keys(built, frames, (t, r, s), wanted, room, blended=clip.layer != "ACTION")
         for bi, j in enumerate(built.bones.tolist()):
             bone = built.bone_names[j]
             for k, (prop, vals) in enumerate(zip(_PROPS, (t[:, bi], _wxyz(r[:, bi]), s[:, bi]))):
@@ -332,7 +260,7 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
         cycle = [float(x) for x in clip.to_frames(clip.cycle, fps)]
     loops = animator_loop(clip, fps)
     if loops:
-        add_cycles(bag)
+        fcurves.add_cycles(bag)
     # an action plays from frame 0 as a DirectX set does; a range cut from a timeline plays its own frames
     action.frame_range = (min(lo, 0.0) if clip.layer == "ACTION" and TIMELINE not in clip.extras else lo,
                           max(hi, lo + 1.0))
@@ -349,26 +277,6 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
 def bone_modes(built: Built) -> dict[str, str]:
     """Bone name -> its pose bone's rotation mode."""
     return {pb.name: pb.rotation_mode for pb in built.armature.pose.bones}
-
-
-def add_cycles(bag) -> None:
-    """A Cycles modifier (nothing before the first key, repeat after the
-    last) on each F-curve of ``bag`` with two keys or more."""
-    for fc in bag.fcurves:
-        if len(fc.keyframe_points) > 1 and not any(m.type == "CYCLES" for m in fc.modifiers):
-            mod = fc.modifiers.new("CYCLES")
-            mod.mode_before = "NONE"
-            mod.mode_after = "REPEAT"
-
-
-def loop_range(clip: Clip, fps: float) -> tuple[float, float] | None:
-    """The scene frames that loop cleanly for a clip that loops as the
-    Animator does (1..N-1: the scene's end -> start is the Animator's
-    N-1 -> 1), else None."""
-    if not animator_loop(clip, fps):
-        return None
-    f0, f1 = clip.frame_range(fps)
-    return f0 + 1.0, f1
 
 
 def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0, modes, keyed: dict) -> None:
@@ -418,44 +326,6 @@ def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0
             _key(bag, job[0], prop, clip.to_frames(job[3], fps), part, modes[job[0]], keyed)
 
 
-def place_actions(built: Built, fps: float) -> tuple[float, float] | None:
-    """ACTION clips: each on a muted NLA track (so none is lost), the first
-    active. Layered clips: the layer stack (``anim_layers.place_layers``).
-    Returns the scene frame range to play: the active clip's loop when it
-    loops as the Animator does, else the span of the clips."""
-    arm = built.armature
-    ad = arm.animation_data or arm.animation_data_create()
-    acts = [(a, s, c) for a, s, c in built.actions if c.layer == "ACTION"]
-    layers = [(a, s, c) for a, s, c in built.actions if c.layer != "ACTION"]
-    for action, slot, clip in acts:
-        track = ad.nla_tracks.new()
-        track.name = clip.name
-        strip = track.strips.new(action.name, int(np.floor(action.frame_range[0])), action)
-        strip.action_slot = slot
-        track.mute = True
-    if acts:
-        assign_action(arm, acts[0][0], acts[0][1])
-    stack = None
-    if layers:
-        from . import anim_layers  # imported here: it keys its actions with this module's helpers
-
-        stack = anim_layers.place_layers(built, [(a, s, c.layer, c.weight) for a, s, c in layers], fps,
-                                         mix=next((c.mix for _, _, c in reversed(layers) if c.layer != "DOMINANT"),
-                                                  None))
-    for a, _, _ in built.actions:      # nothing imported is lost on save and reload
-        a.use_fake_user = True
-    if not built.actions:
-        return None
-    if acts and loop_range(acts[0][2], fps) is not None:
-        return loop_range(acts[0][2], fps)
-    if stack is not None and not acts:
-        return stack
-    if acts and TIMELINE in acts[0][2].extras:       # a range of a timeline: its own frames
-        return acts[0][2].frame_range(fps)
-    ranges = [c.frame_range(fps) for _, _, c in built.actions]
-    return min(min(r[0] for r in ranges), 0.0), max(r[1] for r in ranges)
-
-
 def must_bake(built: Built, clip: Clip, fps: float, bake: bool, exact: bool) -> bool:
     """Key every frame: on request, for a clip with its own sampler, when the
     file's keys do not map channel by channel, or when they are too dense
@@ -477,10 +347,10 @@ def must_bake(built: Built, clip: Clip, fps: float, bake: bool, exact: bool) -> 
     return False
 
 
-def build_clips(built: Built, fps: float, bake: bool, size: float) -> tuple[float, float] | None:
+def build_clips(built: Built, fps: float, bake: bool, size: float) -> None:
     """Every clip of the built scene as an action on its armature, keyed
     channel by channel where that is exact and baked otherwise (reported),
-    placed by :func:`place_actions`. Returns the frame range they span."""
+    in ``built.actions`` (``anim_place.place_actions`` places them)."""
     clips = built.scene.clips
     exact = channel_mode_exact(built, size)
     built.baked = bool(bake or not exact)
@@ -493,13 +363,12 @@ def build_clips(built: Built, fps: float, bake: bool, size: float) -> tuple[floa
     modes = [must_bake(built, clip, fps, built.baked, exact) for clip in clips]
     masks = [linear_mask(built, clip, fps, bake, exact) if baked else None for clip, baked in zip(clips, modes)]
     pre: list = [None] * len(clips)
-    room = anim_bake.budget(built, size)
+    room = bone_keys.budget(built, size)
     resting: frozenset = frozenset()
     if all(modes) and all(c.layer == "ACTION" for c in clips):
-        pre = [anim_bake.bake_clip(built, clip, fps, room, every_frame=mask is not None)
+        pre = [bone_keys.bake_clip(built, clip, fps, room, every_frame=mask is not None)
                for clip, mask in zip(clips, masks)]
         resting = resting_channels(built, clips, pre, size)
     for clip, baked, channels, mask in zip(clips, modes, pre, masks):
         action, slot = build_action(built, clip, fps, baked, static, channels, resting, mask, size, room)
         built.actions.append((action, slot, clip))
-    return place_actions(built, fps)

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..core import quat, sampling
 from ..scene import Clip, SceneError
-from . import metadata, pose_sampling, source_keys
+from . import fcurves, metadata, pose_sampling, source_keys
 
 if TYPE_CHECKING:
     from .armature_extract import Rig
@@ -44,7 +44,7 @@ def action_channels(action, pose_bones, bone_names) -> dict:
     names = set(bone_names)
     paths = {pb.path_from_id(p): (pb.name, p) for pb in pose_bones if pb.name in names for p in PROPS}
     out: dict = {}
-    for fc in source_keys.fcurves(action):
+    for fc in fcurves.fcurves(action):
         hit = paths.get(fc.data_path)
         if hit is not None:
             out.setdefault(hit[0], {}).setdefault(hit[1], {})[fc.array_index] = fc
@@ -96,7 +96,7 @@ def object_motion(arm_obj, chosen: list) -> list[str]:
     rig where the object is at the current frame (its world matrix), so
     these animations are not in the file."""
     def keyed(action) -> bool:
-        return action is not None and any(fc.data_path in OBJECT_PROPS for fc in source_keys.fcurves(action))
+        return action is not None and any(fc.data_path in OBJECT_PROPS for fc in fcurves.fcurves(action))
 
     out = [arm_obj.name] if any(keyed(a) for a, _ in chosen) else []
     parent = arm_obj.parent
@@ -124,32 +124,6 @@ def unclaimed_actions(arm_obj, bone_names, exported: list) -> list:
             and metadata.load(a, metadata.MIX_KEY) is None and action_channels(a, arm_obj.pose.bones, bone_names)]
 
 
-def _plain(fc) -> bool:
-    """No modifier but Cycles: the keys are the curve inside their span."""
-    return all(m.type == "CYCLES" for m in fc.modifiers)
-
-
-def fcurve_values(fc, frames: np.ndarray) -> np.ndarray:
-    """An F-curve at ``frames``: numpy for linear curves without modifiers
-    but Cycles, at frames inside the keys' span for those (the same values
-    Blender computes), ``fc.evaluate`` otherwise."""
-    n = len(fc.keyframe_points)
-    if n and _plain(fc) and (not len(fc.modifiers) or _inside_keys(fc, frames)):
-        interp = np.empty(n, dtype=np.int32)
-        fc.keyframe_points.foreach_get("interpolation", interp)
-        if n == 1 or np.all(interp[:-1] == 1) and fc.extrapolation == "CONSTANT":
-            co = np.empty(2 * n, dtype=np.float32)
-            fc.keyframe_points.foreach_get("co", co)
-            return np.interp(frames, co[0::2].astype(np.float64), co[1::2].astype(np.float64))
-    return np.array([fc.evaluate(float(f)) for f in frames], dtype=np.float64)
-
-
-def _inside_keys(fc, frames) -> bool:
-    n = len(fc.keyframe_points)
-    first, last = fc.keyframe_points[0].co[0], fc.keyframe_points[n - 1].co[0]
-    return bool(np.all((np.asarray(frames) >= first - 1e-6) & (np.asarray(frames) <= last + 1e-6)))
-
-
 def _key_frames(chans: dict) -> np.ndarray:
     frames = []
     for ch in chans.values():
@@ -167,7 +141,7 @@ def _channel(chan: dict | None, n: int, frames: np.ndarray, current) -> np.ndarr
     out = np.empty((len(frames), n))
     for i in range(n):
         fc = chan.get(i) if chan else None
-        out[:, i] = current[i] if fc is None else fcurve_values(fc, frames)
+        out[:, i] = current[i] if fc is None else fcurves.fcurve_values(fc, frames)
     return out
 
 

@@ -25,8 +25,7 @@ from ..scene import Scene, SceneError
 from . import metadata
 
 if TYPE_CHECKING:
-    from ..io.import_options import ImportOptions
-    from .builder import Built
+    from .built import Built
 
 MIN_BONE_FRACTION = 2e-3    # bone length floor, as a fraction of the model size
 MIN_BONE_LENGTH = 1e-3      # absolute floor (Blender units)
@@ -40,7 +39,7 @@ def bone_joints(scene: Scene, every_joint: bool = False) -> np.ndarray:
     """(J,) bool: joints that become bones: every joint, or the joints that
     skin meshes, hold rigid meshes (when anything is skinned or animated) or
     are animated, plus their ancestors. A frame that only holds a skinned
-    mesh is no bone: skinning ignores its animation (D3DX's and the oracle's)."""
+    mesh is no bone: skinning ignores its animation (D3DX's and ``scene.evaluate``'s)."""
     sk = scene.skeleton
     assert sk is not None
     J = len(sk)
@@ -257,23 +256,26 @@ def create_bones(context, obj, names: list[str], parents, matrices: np.ndarray, 
         context.view_layer.objects.active = prev_active
 
 
-def build_armature(context, built: Built, name: str, options: ImportOptions, size: float,
-                   binds: np.ndarray | None = None) -> None:
+def build_armature(context, built: Built, name: str, size: float, binds: np.ndarray | None = None, *,
+                   every_joint_bone: bool = False, rest_from: str = "BIND", bone_direction: str = "CHILDREN") -> None:
+    """The armature of ``built``'s scene (its bones: :func:`bone_joints`, all of them with
+    ``every_joint_bone``; their rest: :func:`rest_matrices` by ``rest_from`` and ``bone_direction``,
+    the import options of those names), in its default pose."""
     scene = built.scene
     sk = scene.skeleton
-    sel = bone_joints(scene, options.every_joint_bone)
+    sel = bone_joints(scene, every_joint_bone)
     bones = np.array([j for j in sk.order if sel[j]], dtype=np.int64)
     pos = {int(j): i for i, j in enumerate(bones)}
     parent = np.array([pos.get(int(sk.parents[j]), -1) for j in bones], dtype=np.int64)
-    target, bind, kept, aims = rest_matrices(scene, bones, parent, options.rest_from, options.bone_direction,
+    target, bind, kept, aims = rest_matrices(scene, bones, parent, rest_from, bone_direction,
                                              size, binds)
-    if options.bone_direction == "CHILDREN" and kept.any():
+    if bone_direction == "CHILDREN" and kept.any():
         names_kept = [sk.names[j] for j in bones[kept]]
         built.warnings.append(f"{len(names_kept)} bone(s) keep the file's joint axes instead of pointing at their "
                               f"children, since their joints' scale is non-uniform (their pose holds it): "
                               f"{', '.join(names_kept[:8])}{' ...' if len(names_kept) > 8 else ''}")
     min_len = max(size * MIN_BONE_FRACTION, MIN_BONE_LENGTH)
-    if options.bone_direction == "CHILDREN":
+    if bone_direction == "CHILDREN":
         lengths, touching = limbs.limb_lengths(target, parent, aims, size, min_len)
         connect = touching & still_heads(scene, bones, rig.RestSplit(target, bind, parent), size)
     else:

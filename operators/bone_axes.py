@@ -20,8 +20,8 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..core import quat, rig
-from . import metadata, rotation_modes, source_keys
+from ..core import quat, rig, rotation_modes
+from . import fcurves, metadata
 from .armature_build import scale_on_axes, still_heads
 from .armature_extract import Rig
 
@@ -82,7 +82,7 @@ def _rig_actions(arm_obj) -> list:
 def _curves(action, bone: str) -> dict[str, dict[int, object]]:
     prefix = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].'
     out: dict[str, dict[int, object]] = {}
-    for fc in source_keys.fcurves(action):
+    for fc in fcurves.fcurves(action):
         if fc.data_path.startswith(prefix):
             out.setdefault(fc.data_path[len(prefix):], {})[fc.array_index] = fc
     return out
@@ -197,10 +197,10 @@ def turn_bones(context, r: Rig, bis: list[int]) -> list[str]:
 def prepare(context, r: Rig, clips, warnings: list[str]) -> Rig:
     """Rig ``r`` made ready for ``clips`` (see the module doc); reports what
     changed. Returns the rig as it now is."""
-    from ..scene import evaluate as oracle
+    from ..scene import evaluate
     from .armature_extract import rig_of
 
-    free = bones_to_free(r, clips, oracle.size(r.scene))
+    free = bones_to_free(r, clips, evaluate.size(r.scene))
     if free:
         free_bones(context, r.obj, free)
         r = rig_of(r.obj)

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Scene meshes -> Blender meshes (the builder's mesh pass): faces Blender
 can hold, UVs, colours and exact normals (:func:`build_mesh`), placement,
-parenting and vertex groups (:func:`place_mesh`, :func:`add_vertex_groups`),
-and Principled BSDF materials (:func:`make_material`)."""
+parenting and vertex groups (:func:`place_mesh`, :func:`add_vertex_groups`);
+the materials they use come from ``material_build``."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
@@ -13,125 +13,32 @@ from mathutils import Matrix
 
 from ..core import faces, rebind, sampling, skinning
 from ..io.errors import note
-from ..scene import Material, Mesh, Scene
-from ..scene import evaluate as oracle
-from . import attribute_nodes, material_maps, mesh_arrays, mesh_weld, metadata, own_binds, textures
+from ..scene import Mesh, Scene, evaluate
+from ..scene.weld import Weld, weld_note, welded
+from . import attribute_nodes, material_build, mesh_arrays, mesh_weld, metadata, own_binds, textures
 
 if TYPE_CHECKING:
-    from .builder import Built
+    from .built import Built
 
 #: the mirror baked into the data of a mesh object whose placement mirrors
 #: (object space x -> -x): the object's matrix times it is free of mirrors
 MIRROR = np.array([-1.0, 1.0, 1.0])
-#: Blender's material creation slows down quadratically: beyond this many
-#: materials, materials that look the same share one Blender material (each
-#: face keeps its own in the MATERIAL_ATTR face attribute).
-MATERIAL_LIMIT = 256
-
-
 def valid_faces(mesh: Mesh, warnings: list[str], label: str):
-    """Faces Blender can hold (3+ corners, no vertex twice, not on the same
-    vertices as an earlier face): (kept faces, their corners' indices into
-    mesh.corners, sizes, loop starts). Faces are compared size by size, each
-    as its row of vertices sorted."""
-    sizes = np.asarray(mesh.face_sizes, dtype=np.int64)
-    idx = np.asarray(mesh.corners, dtype=np.int64)
-    starts = mesh.face_starts
-    keep = sizes >= 3
-    degenerate = dup_faces = 0
-    one_size = bool(len(sizes)) and bool((sizes == sizes[0]).all())
-    if one_size:
-        kinds = [int(sizes[0])] if keep[0] else []
-    else:
-        kinds = np.unique(sizes[keep]).tolist()
-    for k in kinds:
-        if one_size:                                  # faces of one size: their corners as they are
-            faces = np.arange(len(sizes))
-            rows = _sorted_rows(idx.reshape(-1, k))
-        else:
-            faces = np.flatnonzero(sizes == k)
-            rows = _sorted_rows(idx[starts[faces][:, None] + np.arange(k)[None, :]])
-        twice = (rows[:, 1:] == rows[:, :-1]).any(axis=1)
-        if twice.any():
-            keep[faces[twice]] = False
-            degenerate += int(twice.sum())
-            faces, rows = faces[~twice], rows[~twice]
-        again = _repeated_rows(rows, len(mesh.positions))
-        if len(again):
-            keep[faces[again]] = False
-            dup_faces += len(again)
-    degenerate += int((sizes < 3).sum())
+    """The faces of ``mesh`` Blender can hold (``core.faces.valid_faces``:
+    kept faces, their corners' indices into mesh.corners, sizes, loop
+    starts); the ones skipped noted in ``warnings`` under ``label``."""
+    kept, src, sizes, starts, degenerate, repeated = faces.valid_faces(mesh.face_sizes, mesh.corners,
+                                                                       len(mesh.positions))
     if degenerate:          # nothing to see or do: the console says it
         note(warnings, f"{label}: {degenerate} degenerate face(s) skipped")
-    if dup_faces:
-        note(warnings, f"{label}: {dup_faces} duplicate face(s) (the same vertices as another) skipped")
-    if one_size and keep.all():                       # every face kept: the corners as they are
-        return np.arange(len(sizes)), np.arange(len(idx)), sizes.copy(), starts
-    kept = np.nonzero(keep)[0]
-    ksizes = sizes[kept]
-    kstart = np.zeros(len(kept), dtype=np.int64)
-    if len(kept) > 1:
-        np.cumsum(ksizes[:-1], out=kstart[1:])
-    src = np.repeat(starts[kept], ksizes) + (np.arange(int(ksizes.sum())) - np.repeat(kstart, ksizes))
-    return kept, src, ksizes, kstart
-
-
-def _sorted_rows(rows: np.ndarray) -> np.ndarray:
-    """Each row of ``rows`` (n, k) sorted (triangles by min and max: a sort
-    along short rows is several times slower)."""
-    if rows.shape[1] != 3:
-        return np.sort(rows, axis=1)
-    a, b, c = rows[:, 0], rows[:, 1], rows[:, 2]
-    out = np.empty_like(rows)
-    np.minimum(np.minimum(a, b), c, out=out[:, 0])
-    np.maximum(np.maximum(a, b), c, out=out[:, 2])
-    np.subtract(a + b + c - out[:, 0], out[:, 2], out=out[:, 1])
-    return out
-
-
-def _repeated_rows(rows: np.ndarray, n_values: int) -> np.ndarray:
-    """Indices of the rows of ``rows`` ((n, k) ints in 0..n_values-1) equal
-    to an earlier row."""
-    n, k = rows.shape
-    if n < 2:
-        return np.zeros(0, dtype=np.int64)
-    if n_values ** k < 2 ** 63:                  # one integer per row
-        key = rows[:, 0].copy()
-        for c in range(1, k):
-            key *= n_values
-            key += rows[:, c]
-        sk = np.sort(key)
-        if (sk[1:] != sk[:-1]).all():           # (the usual case: no row twice)
-            return np.zeros(0, dtype=np.int64)
-        order = np.argsort(key, kind="stable")
-        sk = key[order]
-        same = sk[1:] == sk[:-1]
-    else:
-        order = np.lexsort(rows.T[::-1])         # stable: equal rows keep their order
-        sr = rows[order]
-        same = (sr[1:] == sr[:-1]).all(axis=1)
-    return np.sort(order[1:][same])
-
-
-def _appearance(mat: Material) -> tuple:
-    return (tuple(np.round(np.asarray(mat.color, dtype=np.float64), 9)), round(float(mat.specular_power), 9),
-            tuple(np.round(mat.specular, 9)), tuple(np.round(mat.emissive, 9)), mat.texture,
-            tuple(sorted(mat.maps.items())), tuple(mat.more_textures))
-
-
-def material_groups(scene: Scene) -> np.ndarray:
-    """(M,) index of the Blender material each scene material becomes: its
-    own, or (beyond MATERIAL_LIMIT) the first one that looks the same."""
-    n = len(scene.materials)
-    if n <= MATERIAL_LIMIT:
-        return np.arange(n)
-    first: dict[tuple, int] = {}
-    return np.array([first.setdefault(_appearance(m), k) for k, m in enumerate(scene.materials)], dtype=np.int64)
+    if repeated:
+        note(warnings, f"{label}: {repeated} duplicate face(s) (the same vertices as another) skipped")
+    return kept, src, sizes, starts
 
 
 def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups: np.ndarray,
                placement: rebind.SkinPlacement | None = None, mirror: bool = False,
-               weld: mesh_weld.Weld | None = None) -> tuple[Any, dict]:
+               weld: Weld | None = None, kept_faces: tuple | None = None) -> tuple[Any, dict]:
     """A mesh object for scene mesh ``mi`` and its metadata, for
     :func:`place_mesh` to complete and store; a skinned mesh's vertices as
     ``placement`` stores them (re-expressed vertices' normals turned with
@@ -141,13 +48,14 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
     :data:`metadata.NORMAL_ATTR` attribute keeps the file's own. With
     ``weld`` its welded mesh is built (seams and sharp edges marked:
     :func:`.mesh_weld.mark_edges`), the scene vertices' Blender vertices
-    stored (:func:`.metadata.store_weld`)."""
+    stored (:func:`.metadata.store_weld`). ``kept_faces``: the scene mesh's
+    :func:`valid_faces`, when already made (the welded mesh's as well)."""
     scene = built.scene
     m = scene.meshes[mi] if weld is None else weld.mesh
     label = f"mesh {m.name!r}"
     me = bpy.data.meshes.new(m.name)
     V = len(m.positions)
-    kept, src, sizes, starts = valid_faces(m, built.warnings, label) if weld is None else weld.faces
+    kept, src, sizes, starts = kept_faces if kept_faces is not None else valid_faces(m, built.warnings, label)
 
     def corners_of(a, dtype):       # a per-corner array of the kept faces (as it is when all are kept)
         a = np.asarray(a, dtype=dtype)
@@ -245,7 +153,7 @@ def skin_placement(built: Built, mi: int, default_world: np.ndarray, size: float
                    mesh: Mesh | None = None) -> rebind.SkinPlacement | None:
     """Where a skinned mesh goes on the built armature (``core.rebind``), or
     None for a mesh that is not skinned to it; scene mesh ``mi`` or the
-    ``mesh`` built for it (welded: :mod:`.mesh_weld`)."""
+    ``mesh`` built for it (welded: ``scene.weld``)."""
     m = built.scene.meshes[mi] if mesh is None else mesh
     if m.skin is None or built.armature is None or built.rest is None:
         return None
@@ -253,7 +161,7 @@ def skin_placement(built: Built, mi: int, default_world: np.ndarray, size: float
     arm_bind = np.tile(np.eye(4), (J, 1, 1))
     arm_bind[built.bones] = built.rest.bind
     sk = m.skin
-    mw = oracle.placement(built.scene, m, default_world)
+    mw = evaluate.placement(built.scene, m, default_world)
     return rebind.place_skin(m.positions, sk.joints, sk.inverse_bind, sk.vertex, sk.joint, sk.weight, arm_bind, mw,
                              1e-6 * size)
 
@@ -267,7 +175,7 @@ def skin_binds(scene: Scene, default_world: np.ndarray) -> np.ndarray:
     for m in scene.meshes:
         if m.skin is not None and len(m.skin.joints):
             counts = np.bincount(np.searchsorted(m.skin.joints, m.skin.joint), minlength=len(m.skin.joints))
-            skins.append((m.skin.joints, m.skin.inverse_bind, oracle.placement(scene, m, default_world), counts))
+            skins.append((m.skin.joints, m.skin.inverse_bind, evaluate.placement(scene, m, default_world), counts))
     return rebind.choose_binds(sk.bind, default_world, skins) if len(skins) > 1 else sk.bind
 
 
@@ -278,7 +186,7 @@ def _placed(built: Built, mi: int, default_world: np.ndarray | None,
     if placement is not None:
         return placement.matrix
     if default_world is not None:
-        return oracle.placement(built.scene, m, default_world)
+        return evaluate.placement(built.scene, m, default_world)
     return np.asarray(m.matrix, dtype=np.float64)
 
 
@@ -344,10 +252,10 @@ def place_mesh(built: Built, mi: int, obj, meta: dict, placed: np.ndarray,
 
 def add_vertex_groups(obj, m: Mesh, built: Built) -> None:
     """One vertex group per skin joint that is a bone; several weights of one
-    (vertex, joint) pair add up (as in the oracle's ``core.skinning.Influences``).
+    (vertex, joint) pair add up (as in ``scene.evaluate``'s ``core.skinning.Influences``).
     A vertex with a weight above 1, which a vertex group cannot hold, has
     its weights divided by its largest (reported): the Armature modifier
-    divides a vertex's weights by their sum, as the oracle does, so the
+    divides a vertex's weights by their sum, as ``scene.evaluate`` does, so the
     deformation is the same; weights below 0 are stored as 0.
 
     ``VertexGroup.add`` sets one weight per call: generated weights make a
@@ -452,98 +360,27 @@ def _distinct_at_least(values: np.ndarray, n: int) -> bool:
     return len(np.unique(values[:8 * n])) >= n or (len(values) > 8 * n and len(np.unique(values)) >= n)
 
 
-def _set_input(node, name: str, value) -> None:
-    """A node input's default value, set only when it changes (each set
-    updates the node tree: about 30 microseconds, even to the same value)."""
-    sock = node.inputs[name]
-    if not np.array_equal(np.asarray(sock.default_value, dtype=np.float32), np.asarray(value, dtype=np.float32)):
-        sock.default_value = value
-
-
-def make_material(mat: Material, filepath: str, images: textures.ImageCache, warnings: list[str]):
-    """Principled BSDF from a scene material."""
-    out = bpy.data.materials.new(mat.name)
-    if out.node_tree is None:  # Blender 4.5; 5.0 materials come with nodes
-        out.use_nodes = True
-    nt = out.node_tree
-    bsdf = next((n for n in nt.nodes if n.type == "BSDF_PRINCIPLED"), None)
-    if bsdf is None:
-        bsdf = nt.nodes.new("ShaderNodeBsdfPrincipled")
-    rgba = tuple(float(x) for x in np.asarray(mat.color, dtype=np.float64)[:4])
-    _set_input(bsdf, "Base Color", rgba)
-    _set_input(bsdf, "Alpha", rgba[3])
-    out.diffuse_color = rgba
-    _set_input(bsdf, "Roughness", mat.roughness)
-    spec = np.asarray(mat.specular, dtype=np.float64).reshape(-1)[:3]
-    level = float(np.clip(spec.max() if len(spec) else 0.0, 0.0, 1.0))
-    for label in ("Specular IOR Level", "Specular"):
-        if label in bsdf.inputs:
-            _set_input(bsdf, label, 0.5 * level)
-            break
-    if "Specular Tint" in bsdf.inputs and level > 0:
-        try:
-            _set_input(bsdf, "Specular Tint", (*[float(x) for x in spec / level], 1.0))
-        except (TypeError, ValueError):
-            pass
-    em = np.asarray(mat.emissive, dtype=np.float64).reshape(-1)[:3]
-    if em.any():
-        key_in = "Emission Color" if "Emission Color" in bsdf.inputs else "Emission"
-        _set_input(bsdf, key_in, (*[float(x) for x in em], 1.0))
-        if "Emission Strength" in bsdf.inputs:
-            _set_input(bsdf, "Emission Strength", 1.0)
-    if rgba[3] < 1.0:
-        # see-through in Eevee (render method), Workbench and Eevee Legacy (blend mode); Cycles reads
-        # the Alpha input. (The scene's alpha is what the file's runtime shows: .X alpha 0 is opaque.)
-        for attr, val in (("surface_render_method", "BLENDED"), ("blend_method", "BLEND")):
-            try:
-                setattr(out, attr, val)
-            except (AttributeError, TypeError):
-                pass
-    meta = {"extras": mat.extras, "texture": mat.texture}
-    if mat.texture:
-        img, missing = images.get(mat.texture, filepath, warnings)
-        if img is not None:
-            tex = nt.nodes.new("ShaderNodeTexImage")
-            tex.image = img
-            tex.location = (bsdf.location.x - 350, bsdf.location.y)
-            meta["image"] = bpy.path.abspath(img.filepath)   # export writes the file's name while it stays
-            if missing:         # not connected: the material shows its colour until the image is relinked
-                tex.label = f"Missing: {img.name}"
-            else:
-                nt.links.new(tex.outputs["Color"], bsdf.inputs["Base Color"])
-        if img is None or missing:
-            out["texture_path"] = mat.texture    # kept for the user and for export
-    meta.update(material_maps.add_maps(nt, bsdf, mat, filepath, images, warnings))
-    metadata.store(out, metadata.MESH_KEY, meta)
-    return out
-
-
 def build_meshes(context, built: Built, pack_images: bool, default_world: np.ndarray | None,
                  size: float = 1.0) -> None:
-    """The scene's materials (one per distinct look beyond MATERIAL_LIMIT)
-    and meshes, each placed by :func:`place_mesh`; reports the skinned
+    """The scene's materials (``material_build``) and meshes, each placed by :func:`place_mesh`; reports the skinned
     meshes whose vertices were re-expressed in the armature's bind pose or
     that got binds of their own."""
     scene = built.scene
     images = textures.ImageCache(pack=pack_images)
-    groups = material_groups(scene)
-    mats = {int(k): make_material(scene.materials[k], scene.source.path, images, built.warnings)
-            for k in np.unique(groups).tolist()}
-    if len(mats) < len(scene.materials):
-        note(built.warnings, f"{len(scene.materials)} materials: the {len(mats)} distinct looks were made "
-                             f"(faces keep their own in the {metadata.MATERIAL_ATTR!r} attribute)")
+    groups, mats = material_build.build_materials(scene, images, built.warnings)
     moved, own, flipped, welds = [], [], [], []
     local: list[tuple[Any, np.ndarray]] = []       # objects still to place relative to their parents
     for mi in range(len(scene.meshes)):
-        weld = mesh_weld.welded(scene.meshes[mi], built.warnings, f"mesh {scene.meshes[mi].name!r}")
+        kept_faces = valid_faces(scene.meshes[mi], built.warnings, f"mesh {scene.meshes[mi].name!r}")
+        weld = welded(scene.meshes[mi], kept_faces)
         mesh = None if weld is None else weld.mesh
         placement = skin_placement(built, mi, default_world, size, mesh) if default_world is not None else None
         placed = _placed(built, mi, default_world, placement)
         mirror = mirrored(placed)
-        obj, meta = build_mesh(context, built, mi, mats, groups, placement, mirror, weld)
+        obj, meta = build_mesh(context, built, mi, mats, groups, placement, mirror, weld, kept_faces)
         m_local = place_mesh(built, mi, obj, meta, placed, placement, mirror, mesh)
         if weld is not None:
-            welds.append(mesh_weld.summary(obj.name, scene.meshes[mi], weld))
+            welds.append(weld_note(obj.name, scene.meshes[mi], weld))
         if m_local is not None:
             local.append((obj, m_local))
         built.meshes[mi] = obj
@@ -569,24 +406,5 @@ def build_meshes(context, built: Built, pack_images: bool, default_world: np.nda
         built.warnings.append(f"{len(own)} skinned mesh(es) whose joints' binds differ from the armature's in "
                               f"ways no vertex position can absorb deform with binds of their own (an armature "
                               f"'<mesh>_binds' that follows the rig; exact): {', '.join(own[:8])}")
-    _report_maps(scene, mats, built.warnings)
+    material_build.report_maps(scene, mats, built.warnings)
     images.report(built.warnings)
-
-
-def _report_maps(scene: Scene, mats: dict, warnings: list[str]) -> None:
-    """One line for the materials with several textures (the first is the
-    base colour, the others image nodes) and one for the maps wired in."""
-    several = [f"{scene.materials[k].name!r} (+{len(scene.materials[k].more_textures)})" for k in mats
-               if scene.materials[k].more_textures]
-    if several:
-        note(warnings, f"{len(several)} material(s) with several textures: the first is the base colour, the others "
-                       f"are kept as image nodes, not connected: {', '.join(several[:6])}"
-                       f"{' ...' if len(several) > 6 else ''}")
-    counts: dict[str, int] = {}
-    for out in mats.values():
-        meta = metadata.load(out, metadata.MESH_KEY) or {}
-        for role in meta.get("maps") or {}:
-            counts[role] = counts.get(role, 0) + 1
-    if counts:
-        note(warnings, "texture maps in the materials (a missing file's image is not connected): " +
-             ", ".join(f"{n} {role}" for role, n in counts.items()))

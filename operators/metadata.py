@@ -12,7 +12,7 @@ ID properties, so they survive save and reload):
 * on a mesh object, :data:`MESH_KEY`: the mesh's index in its scene and its
   extras; on its mesh, when its vertices were welded, :data:`WELD_KEY`
   (:func:`store_weld`);
-* on an action the layer stack made for itself (``anim_layers``), not an
+* on an action the layer stack made for itself (``anim_place``), not an
   animation of its own, :data:`MIX_KEY`: its role ("base", or "signed" with
   its "source" action's name).
 

@@ -25,7 +25,7 @@ from ..scene import Mesh
 from . import metadata
 
 if TYPE_CHECKING:
-    from .builder import Built
+    from .built import Built
 
 KEY = "legacy_skin_io_binds"
 

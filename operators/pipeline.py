@@ -26,6 +26,7 @@ from ..io.import_options import ImportOptions
 from ..scene import AxisConversion, SceneError
 from ..scene.validate import check_import_size, validate
 from . import anim_build, anim_extract, armature_extract, bone_axes, builder, extractor, metadata, own_binds
+from .built import Built
 from .extractor import ExtractError
 from .rollback import Rollback
 
@@ -37,7 +38,7 @@ class IOFailed(Exception):
 @dataclass
 class Imported:
     path: str
-    built: builder.Built | None = None
+    built: Built | None = None
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -86,7 +87,7 @@ def _progress(context):
 
 
 def load(context, fmt: Format, paths: list[str], *, axes: AxisConversion | None = None,
-         options: ImportOptions | None = None, reader_options: dict | None = None) -> builder.Built:
+         options: ImportOptions | None = None, reader_options: dict | None = None) -> Built:
     """Read ``paths`` (one model file and, for formats that have them, its
     animation files) and build them. Raises IOFailed; the scene is then
     unchanged. ``options``: the shared import options (default: the
@@ -200,7 +201,7 @@ def _time_bases(clips, fps: float) -> list[str]:
     return out
 
 
-def imported_summary(path: str, built: builder.Built, warnings, fps: float = 24.0) -> str:
+def imported_summary(path: str, built: Built, warnings, fps: float = 24.0) -> str:
     """E.g. "Imported tiny_4anim.x: 1 mesh, 35 bones, 4 actions (Z up, 4800
     ticks/s, longest 317.6 frames); 1 warning: ..."."""
     parts = [_count(len(built.meshes), "mesh", "meshes")]
@@ -216,7 +217,7 @@ def imported_summary(path: str, built: builder.Built, warnings, fps: float = 24.
     return summary(f"Imported {Path(path).name}: {', '.join(parts)}", warnings, details)
 
 
-def animations_summary(built: builder.Built, warnings, fps: float = 24.0) -> str:
+def animations_summary(built: Built, warnings, fps: float = 24.0) -> str:
     """E.g. "Imported 2 animations onto tiny_rig: Walk, Jog (4800 ticks/s, longest 40 frames)"."""
     names = [a.name for a, _, _ in built.actions]
     head = f"Imported {_count(len(names), 'animation')} onto {built.armature.name}: {', '.join(names[:8])}"
@@ -246,7 +247,7 @@ def load_many(context, fmt: Format, paths: list[str], **kw) -> list[Imported]:
 
 def load_animations(context, fmt: Format, paths: list[str], *, armature, playback: str = "ACTION",
                     weight: float = 1.0, key_every_frame: bool = True, set_frame_range: bool = True,
-                    reader_options: dict | None = None) -> builder.Built:
+                    reader_options: dict | None = None) -> Built:
     """Animation files of ``fmt`` onto an existing armature, one action each."""
     if armature is None:
         raise IOFailed("no armature to animate: select the armature (import a model first)")
@@ -279,7 +280,7 @@ def load_animations(context, fmt: Format, paths: list[str], *, armature, playbac
     try:
         with Rollback(context, armature):
             built = builder.add_clips(context, armature, r.scene, clips, bone_names=r.bone_names, rest=r.rest,
-                                      bones=r.bones, bake=key_every_frame, set_frame_range=set_frame_range)
+                                      bones=r.bones, key_every_frame=key_every_frame, set_frame_range=set_frame_range)
     except Exception as err:
         raise _fail(err, paths[0]) from None
     finally:
@@ -385,7 +386,7 @@ def chosen_actions(armature) -> list[tuple]:
     """The (action, slot) pairs an animation export writes: the active
     action; else the actions of the selected NLA tracks; else of the
     unmuted ones; else of all of them (never a layer stack's mix base or
-    signed copies, ``anim_layers``)."""
+    signed copies, ``anim_place``)."""
     ad = armature.animation_data
     if ad is None:
         return []

@@ -6,7 +6,7 @@ versions and the verdict, then per animation a plot of the error per frame
 and a strip of rendered frames (the first, the worst, the last; Cycles on
 the CPU through ``operators/render.py``) beside it as ``DIR/frames_N.png``.
 Each picture shows Blender's evaluated mesh (its own materials) and, side
-by side with it, the core's evaluation of the file (the oracle on a fresh
+by side with it, the core's evaluation of the file (``scene.evaluate`` on a fresh
 parse, never read back from Blender): a second mesh with the same faces at
 the core's positions, each vertex coloured by its distance to Blender's
 (green within a tenth of the tolerance, amber at it, red over it).
@@ -25,8 +25,8 @@ import bpy
 import numpy as np
 
 from ..io.atomic import write_atomic
-from ..scene import evaluate as oracle
-from . import anim_build, mesh_arrays, metadata, render, report_page
+from ..scene import evaluate
+from . import fcurves, mesh_arrays, metadata, render, report_page
 from .verify import Report, evaluated_vertices
 
 #: the core's copy stands beside Blender's mesh, this many times the figure's width away
@@ -170,13 +170,13 @@ def picks(rep: Report) -> list[tuple[float, str]]:
 
 
 def _play(built, reference, clips) -> None:
-    """Make Blender play what the oracle played: a clip's action (the
+    """Make Blender play what ``scene.evaluate`` played: a clip's action (the
     layer stack and the default pose play as the import left them)."""
     if clips is None or isinstance(clips, (list, tuple)) or built.armature is None:
         return
     for (action, slot, _), clip in zip(built.actions, reference.clips):
         if clip is clips:
-            anim_build.assign_action(built.armature, action, slot)
+            fcurves.assign_action(built.armature, action, slot)
             return
 
 
@@ -196,7 +196,7 @@ def _strip(context, folder: Path, n: int, built, rep: Report, size) -> tuple[str
     frames = [f for f, _ in chosen]
     scene = context.scene
     fps = scene.render.fps / scene.render.fps_base
-    want = dict(zip(frames, oracle.evaluate(reference, clips, frames, fps)))
+    want = dict(zip(frames, evaluate.evaluate(reference, clips, frames, fps)))
     _play(built, reference, clips)
     copy = CoreCopy(built, reference, rep.tolerance, _beside(np.concatenate(list(want.values()))))
     name = f"frames_{n}.png"

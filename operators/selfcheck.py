@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The self-check every import runs: Blender's evaluated meshes at the
-default pose (the depsgraph, as the user sees them) against the oracle's
+default pose (the depsgraph, as the user sees them) against ``scene.evaluate``'s
 evaluation of the scene (``scene.evaluate``), on a sample of vertices.
 
 The builder runs it once the armature and meshes stand in their default
@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..scene import Scene
-from ..scene import evaluate as oracle
+from ..scene import Scene, evaluate
 from . import mesh_arrays, metadata
 
 #: vertices compared per import, at most (spread evenly over the meshes)
@@ -38,12 +37,12 @@ def sample(n: int, budget: int) -> np.ndarray:
 
 def run(context, scene: Scene, objects: dict, size: float, points: np.ndarray | None = None) -> SelfCheck:
     """Compare ``objects`` ({scene mesh index: Blender object}) with the
-    oracle's default pose of ``scene``: ``points``, every mesh's vertices
-    one after the other (``oracle.default_points``, evaluated here when not
+    default pose ``scene.evaluate`` gives ``scene``: ``points``, every mesh's vertices
+    one after the other (``evaluate.default_points``, evaluated here when not
     given)."""
     context.view_layer.update()
     dg = context.evaluated_depsgraph_get()
-    points = oracle.default_points(scene) if points is None else points
+    points = evaluate.default_points(scene) if points is None else points
     starts = np.concatenate(([0], np.cumsum([len(m.positions) for m in scene.meshes])))
     total = sum(len(scene.meshes[i].positions) for i in objects) or 1
     out = SelfCheck(0.0, size)

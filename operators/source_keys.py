@@ -22,6 +22,7 @@ import numpy as np
 
 from ..core import sampling
 from ..scene import Clip
+from .fcurves import channelbags, fcurves
 
 KEYS = "legacy_skin_io_keys"          # ID property group on an action
 TOKEN = "legacy_skin_io_token"        # on an armature object: the rig's identity
@@ -35,18 +36,6 @@ def rig_token(arm_obj, create: bool = False) -> str:
         tok = uuid.uuid4().hex
         arm_obj[TOKEN] = tok
     return str(tok or "")
-
-
-def channelbags(action):
-    """Every channelbag of an action (any layer, strip and slot)."""
-    for layer in action.layers:
-        for strip in layer.strips:
-            yield from strip.channelbags
-
-
-def fcurves(action) -> list:
-    """Every F-curve of an action (any layer, strip and slot)."""
-    return [fc for bag in channelbags(action) for fc in bag.fcurves]
 
 
 #: Interpolation codes (``Keyframe.interpolation`` through ``foreach_get``).
@@ -77,13 +66,6 @@ def _hash_keys(h, co: np.ndarray, interpolation: np.ndarray, points) -> None:
             buf = np.empty(n, dtype=dtype)
             points.foreach_get(attr, buf)
             h.update(buf)
-
-
-def keyed_plainly(interpolation: str) -> bool:
-    """Whether keys of this interpolation play by their frames and values
-    alone (no handles, no easing): their arrays can stand for them in
-    :func:`fingerprint`'s ``keyed``."""
-    return interpolation in ("CONSTANT", "LINEAR")
 
 
 def _header(h, path: str, index: int, n: int, extrapolation: str, mute: bool, mods: str) -> None:

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ..scene import Scene
-from ..scene import evaluate as oracle
+from ..core import faces
+from ..scene import Scene, evaluate
 from . import mesh_arrays, metadata
 
 
@@ -70,7 +70,7 @@ class Report:
     size: float
     tolerance: float
     normal_deviation: NormalDeviation | None = None
-    #: (reference scene, clips) the oracle played for these frames (the report's overlay)
+    #: (reference scene, clips) ``scene.evaluate`` played for these frames (the report's overlay)
     played: Any = None
 
     @property
@@ -155,15 +155,13 @@ def evaluated_normals(context, obj) -> np.ndarray:
 
 def _corner_sources(reference: Scene, objects: dict) -> dict:
     """{mesh index: the reference corners of its Blender loops} for the
-    meshes whose loops are the faces the builder kept (``valid_faces``)."""
-    from .mesh_build import valid_faces
-
+    meshes whose loops are the faces the builder kept (``core.faces.valid_faces``)."""
     out = {}
     for i, obj in objects.items():
         m = reference.meshes[i]
         if m.normals is None or not len(m.normals):
             continue
-        src = valid_faces(m, [], "")[1]
+        src = faces.valid_faces(m.face_sizes, m.corners, len(m.positions))[1]
         if len(src) == len(obj.data.loops):
             out[i] = src
     return out
@@ -176,7 +174,7 @@ NORMAL_FRAMES = 32
 def verify(context, objects: dict, reference: Scene, clips, frames, rel_tolerance: float = 1e-5,
            normals: bool = False, maps: dict | None = None, counted=None) -> Report:
     """Blender's evaluated meshes ``objects`` ({reference mesh index: object},
-    world space) against the oracle's evaluation of ``reference`` (a fresh
+    world space) against ``scene.evaluate``'s evaluation of ``reference`` (a fresh
     parse of the file, never read back from Blender) playing ``clips`` (None,
     a clip, or a layer stack) at each scene frame. The caller sets Blender up
     to play the same (active action or NLA stack). With ``normals``, the
@@ -194,17 +192,17 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
     scene = context.scene
     fps = scene.render.fps / scene.render.fps_base
     frames = [float(f) for f in frames]
-    size = oracle.size(reference)
-    want_all = oracle.evaluate(reference, clips, frames, fps)
+    size = evaluate.size(reference)
+    want_all = evaluate.evaluate(reference, clips, frames, fps)
     order = sorted(objects)
     counts = [len(reference.meshes[i].positions) for i in range(len(reference.meshes))]
     starts = np.concatenate(([0], np.cumsum(counts)))
     corners = _corner_sources(reference, objects) if normals and reference.skeleton is not None else {}
     sampled = set(np.unique(np.linspace(0, len(frames) - 1, min(len(frames), NORMAL_FRAMES)).round()).astype(int)
                   .tolist()) if frames else set()
-    worlds = oracle.joint_world(reference, clips, frames, fps) if corners else np.zeros((len(frames), 0, 4, 4))
+    worlds = evaluate.joint_world(reference, clips, frames, fps) if corners else np.zeros((len(frames), 0, 4, 4))
     default = reference.skeleton.world() if corners else None
-    infl = {i: oracle.skin_influences(reference.meshes[i]) for i in corners if reference.meshes[i].skin is not None}
+    infl = {i: evaluate.skin_influences(reference.meshes[i]) for i in corners if reference.meshes[i].skin is not None}
     angles = _Angles()
     welds = {i: metadata.load_weld(objects[i].data) for i in order}      # (read once, not at every frame)
     out = []
@@ -218,7 +216,7 @@ def verify(context, objects: dict, reference: Scene, clips, frames, rel_toleranc
         d = np.concatenate(errs) if errs else np.zeros(0)
         out.append(FrameError(f, float(d.max()) if len(d) else 0.0, float(d.mean()) if len(d) else 0.0))
         for i, src in (corners.items() if k in sampled else ()):
-            runtime = oracle.corner_normals(reference, reference.meshes[i], worlds[k], default, infl.get(i))
+            runtime = evaluate.corner_normals(reference, reference.meshes[i], worlds[k], default, infl.get(i))
             assert runtime is not None        # _corner_sources keeps meshes with normals
             runtime = runtime[src]
             got = evaluated_normals(context, objects[i])

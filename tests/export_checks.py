@@ -31,7 +31,7 @@ def build(bpy, *, name: str = "Rig", translation_keys: bool = False, seed: int =
     import bmesh
     from mathutils import Euler, Matrix
 
-    ab = ext("operators.anim_build")
+    ab = ext("operators.fcurves")
     rng = np.random.default_rng(seed)
     arm = bpy.data.armatures.new(name)
     ao = bpy.data.objects.new(name, arm)

@@ -247,7 +247,7 @@ def test_a_bug_while_importing_an_animation_is_an_internal_error(bpy, monkeypatc
     before = snapshot(bpy)
     tracks = [t.name for t in arm.animation_data.nla_tracks] if arm.animation_data else []
     capsys.readouterr()
-    _inject(monkeypatch, "operators.anim_layers", "place_layers", IndexError("index 3 is out of bounds"))
+    _inject(monkeypatch, "operators.anim_place", "place_layers", IndexError("index 3 is out of bounds"))
     with pytest.raises(RuntimeError) as err:
         bpy.ops.import_anim.rite(filepath=str(rite / "contract_example.raa"), playback="MERGEABLE")
     _internal_error(str(err.value), capsys.readouterr().err, "broken", "contract_example.raa")

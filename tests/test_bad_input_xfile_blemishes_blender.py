@@ -48,8 +48,8 @@ def test_the_model_import_of_animations_alone_names_the_animation_import(bpy, ti
 def _pose(bpy, arm, action, frames) -> np.ndarray:
     """(frames, bones, 4, 4) the armature's pose bones in world space at
     ``frames`` with ``action`` active."""
-    anim_build = ext("operators.anim_build")
-    anim_build.assign_action(arm, action, action.slots[0])
+    fcurves = ext("operators.fcurves")
+    fcurves.assign_action(arm, action, action.slots[0])
     out = []
     w = np.array(arm.matrix_world)
     for f in frames:
@@ -81,11 +81,11 @@ def test_the_animation_import_plays_animations_alone_on_the_rig_their_tracks_nam
     assert [b.name for b in arm.pose.bones] == bones
     ref = reference("xfile", [TINY])
     size = ext("scene.evaluate").size(ref)
-    anim_build = ext("operators.anim_build")
+    fcurves = ext("operators.fcurves")
     for clip in ref.clips:
         alone = _pose(bpy, arm, acts[clip.name], frames[clip.name])
         assert np.abs(alone - with_model[clip.name]).max() / size <= 1e-5, clip.name
-        anim_build.assign_action(arm, acts[clip.name], acts[clip.name].slots[0])
+        fcurves.assign_action(arm, acts[clip.name], acts[clip.name].slots[0])
         rep = verify(bpy, meshes, ref, clip, frames[clip.name])
         assert rep.ok and rep.max_error / rep.size <= 1e-5, (clip.name, rep.table())
 

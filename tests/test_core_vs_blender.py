@@ -270,7 +270,7 @@ def test_nlerp_matches_linear_quaternion_fcurves(bpy, ext):
         b.tail = (i, 0, 1)
         names.append(b.name)
     bpy.ops.object.mode_set(mode="OBJECT")
-    ab = importlib.import_module(ext.__name__ + ".operators.anim_build")
+    ab = importlib.import_module(ext.__name__ + ".operators.fcurves")
     action, slot, bag = ab.new_action_for(ao, "Test")
     times, values = [], []
     for n in names:

@@ -66,7 +66,7 @@ def _axis_angle(bpy, ao, mo):
 
 def _single_key(bpy, ao, mo):
     """An action with one key: the pose it holds."""
-    ab = ext("operators.anim_build")
+    ab = ext("operators.fcurves")
     action, slot, bag = ab.new_action_for(ao, "Hold")
     ab.assign_action(ao, action, slot)
     q = quat.normalize(np.array([0.3, -0.2, 0.4, 0.8]))
@@ -174,7 +174,7 @@ def test_rite_export_of_keys_at_negative_frames_moves_them_to_frame_0_and_says_s
     before 0 was lost, an action wholly before 0 kept one frame)."""
     ao, mo, action = _keys_before_frame_0(bpy)
     if span[0] != -10:
-        for fc in ext("operators.source_keys").fcurves(action):
+        for fc in ext("operators.fcurves").fcurves(action):
             for kp in fc.keyframe_points:
                 for at in (kp.co, kp.handle_left, kp.handle_right):
                     at[0] += span[0] + 10

@@ -222,7 +222,7 @@ def test_export_names_object_animation_it_does_not_write(bpy, tmp_path, capfd, w
         target.animation_data.action = act
         target.animation_data.action_slot = act.slots.new(id_type="OBJECT", name=target.name)
     ad = target.animation_data
-    fc = ext("operators.anim_build").ensure_channelbag(ad.action, ad.action_slot).fcurves.new("location", index=0)
+    fc = ext("operators.fcurves").ensure_channelbag(ad.action, ad.action_slot).fcurves.new("location", index=0)
     fc.keyframe_points.add(2)
     fc.keyframe_points.foreach_set("co", [1.0, 0.0, 10.0, 2.0])
     fc.update()

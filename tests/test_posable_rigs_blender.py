@@ -214,7 +214,7 @@ def test_rotation_keys_in_every_mode_are_the_same_rotations(bpy):
     interpolation between them takes the short way."""
     from mathutils import Euler, Quaternion, Vector
 
-    rm = ext("operators.rotation_modes")
+    rm = ext("core.rotation_modes")
     axis = np.array([0.3, 0.2, 0.9]) / np.linalg.norm([0.3, 0.2, 0.9])
     turn = np.linspace(0.0, 2.5 * np.pi, 400)
     q = np.concatenate((np.cos(turn / 2)[:, None], np.sin(turn / 2)[:, None] * axis), axis=1)

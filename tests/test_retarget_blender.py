@@ -19,14 +19,14 @@ WUSON = X / "assimp" / "Testwuson.X"
 
 def _verify_sets(bpy, path, arm, meshes, ref, names=None):
     verify = ext("operators.verify")
-    anim_build = ext("operators.anim_build")
+    fcurves = ext("operators.fcurves")
     acts = {a.name: a for a in bpy.data.actions}
     worst = 0.0
     for clip in ref.clips:
         if names is not None and clip.name not in names:
             continue
         action = acts[clip.name]
-        anim_build.assign_action(arm, action, action.slots[0])
+        fcurves.assign_action(arm, action, action.slots[0])
         f1 = clip.frame_range(24.0)[1]
         frames = np.arange(0.0, np.ceil(f1 - 1e-6) + 1.0)
         rep = verify.verify(bpy.context, meshes, ref, clip, frames)
@@ -66,10 +66,10 @@ def test_x_animation_onto_a_rite_rig_by_name(bpy, tmp_path):
     assert len(rite_ref.meshes) == 1 and sum(len(m.positions) for m in ref.meshes) == \
         len(rite_ref.meshes[0].positions)
     verify = ext("operators.verify")
-    anim_build = ext("operators.anim_build")
+    fcurves = ext("operators.fcurves")
     for clip in ref.clips:
         action = bpy.data.actions[clip.name]
-        anim_build.assign_action(arm, action, action.slots[0])
+        fcurves.assign_action(arm, action, action.slots[0])
         f1 = clip.frame_range(24.0)[1]
         frames = np.arange(0.0, np.ceil(f1 - 1e-6) + 1.0, 2.0)
         want = ext("scene.evaluate").evaluate(ref, clip, frames, 24.0)

@@ -273,6 +273,34 @@ def test_the_active_action_loops_as_the_animator_does(bpy):
     assert worst(core_positions(ref, ref.clips[0], frames), want) / size < REL
 
 
+def test_animations_added_onto_an_armature_are_placed_as_a_models_own(bpy, tmp_path):
+    """Animation files imported onto an armature (File > Import > RiTE
+    Animation) are placed as the clips of a model import are, by the same
+    code: each on a muted NLA track named for it, the first the active
+    action, the scene range its Animator loop."""
+    z = [0, 0, 1]
+    bend = raa("bend", 9, [(1, "Spine", {0: Q, 8: about(z, 80)})])
+    nod = raa("nod", 13, [(2, "Head", {0: Q, 12: about(z, 40)})])
+    write(tmp_path, chain_ram(), bend, nod)
+    files = [{"name": "bend.raa"}, {"name": "nod.raa"}]
+
+    def placed():
+        arm, _ = imported(bpy)
+        ad = arm.animation_data
+        tracks = [(t.name, t.mute, [s.action.name for s in t.strips]) for t in ad.nla_tracks]
+        return tracks, ad.action.name, ad.action_slot is not None, (bpy.context.scene.frame_start,
+                                                                    bpy.context.scene.frame_end)
+
+    assert bpy.ops.import_scene.rite(directory=str(tmp_path), files=[{"name": "rig.ram"}] + files) == {"FINISHED"}
+    with_model = placed()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.import_scene.rite(directory=str(tmp_path), files=[{"name": "rig.ram"}]) == {"FINISHED"}
+    assert bpy.ops.import_anim.rite(directory=str(tmp_path), files=files) == {"FINISHED"}
+    added = placed()
+    assert with_model == ([("bend", True, ["bend"]), ("nod", True, ["nod"])], "bend", True, (1, 8)), with_model
+    assert added == with_model
+
+
 # ---------------------------------------------------------------------------
 # 5. Key Every Frame off
 

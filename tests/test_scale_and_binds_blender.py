@@ -186,7 +186,7 @@ def _play_sets_of(bpy, path, arm, meshes) -> float:
     worst = 0.0
     for clip in ref.clips:
         action = bpy.data.actions[clip.name]
-        ext("operators.anim_build").assign_action(arm, action, action.slots[0])
+        ext("operators.fcurves").assign_action(arm, action, action.slots[0])
         for f, w in zip(_frames(clip), ev.evaluate(ref, clip, _frames(clip), fps(bpy))):
             bpy.context.scene.frame_set(int(f))
             got = np.concatenate([ext("operators.verify").evaluated_world(bpy.context, meshes[i])
@@ -213,7 +213,7 @@ def test_scale_keys_onto_rigs_whose_bones_point_elsewhere(bpy, tmp_path, capfd):
     assert _play_sets_of(bpy, path, arm, meshes) <= 1e-5
     rite_ref = reference("rite", [ram, raa])
     act = next(a for a in bpy.data.actions if a.name == rite_ref.clips[0].name)
-    ext("operators.anim_build").assign_action(arm, act, act.slots[0])
+    ext("operators.fcurves").assign_action(arm, act, act.slots[0])
     rep = verify(bpy, meshes, rite_ref, rite_ref.clips[0], _frames(rite_ref.clips[0]))
     assert rep.ok, rep.table()
 

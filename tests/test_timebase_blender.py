@@ -161,7 +161,7 @@ def test_bone_bases_match_the_world_matrices(bpy):
     every set of the animated corpus, with all joints as bones or not; the
     bones a set does not move (kept at their default channels, evaluated
     once) included."""
-    bake = ext("operators.anim_bake")
+    bake = ext("scene.bone_keys")
     import_options, pipeline = ext("io.import_options"), ext("operators.pipeline")
     fmt = ext("io.formats").by_id("xfile")
     files = [X / "assimp" / "BCN_Epileptic.X", X / "assimp" / "Testwuson.X", X / "assimp" / "anim_test.x",

@@ -355,7 +355,7 @@ def assimp_model_points(ref: Reference, clip, frame: float | None, fps: float):
 # our side
 
 def our_points(bpy, path: Path, probes) -> dict:
-    from legacy_skin_io.operators import anim_build
+    from legacy_skin_io.operators import fcurves
 
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.import_scene.xfile(filepath=str(path), import_animations=False) == {"FINISHED"}
@@ -371,7 +371,7 @@ def our_points(bpy, path: Path, probes) -> dict:
         if name is None:
             continue
         st = arm.animation_data.nla_tracks[name].strips[0]
-        anim_build.assign_action(arm, st.action, st.action_slot)
+        fcurves.assign_action(arm, st.action, st.action_slot)
         whole = int(np.floor(f))
         scene.frame_set(whole, subframe=float(f - whole))
         out[(name, f)] = world_points(bpy, _meshes(bpy))

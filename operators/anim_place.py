@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The layer stack on an armature's NLA: the RiTE Animator's mergeable and
-dominant animations (``core.blend``), exact at every whole frame.
+"""Where an import's actions play (:func:`place_actions`, for a model's
+clips and for animation files added onto an armature alike): each ACTION
+clip on a muted NLA track (so none is lost), the first one the active
+action; layered clips as the layer stack on the armature's NLA
+(:func:`place_layers`): the RiTE Animator's mergeable and dominant
+animations (``core.blend``), exact at every whole frame.
 
 Each layer action plays on its own track from frame 0 (a looping one loops
 by its Cycles modifiers, ``anim_build.animator_loop``), the mergeable ones
@@ -40,10 +44,12 @@ import bpy
 import numpy as np
 
 from ..core import blend
-from . import anim_build, anim_extract, armature_build, metadata
+from ..scene import Clip
+from ..scene.timeline import TIMELINE
+from . import anim_build, anim_extract, armature_build, fcurves, metadata
 
 if TYPE_CHECKING:
-    from .builder import Built
+    from .built import Built
 
 #: the longest stack loop keyed frame by frame (a signed copy over the whole loop, the scene range)
 LOOP_LIMIT = 10000
@@ -83,13 +89,6 @@ class _Layer:
         return np.where(frames <= hi, np.maximum(frames, lo), lo + 1.0 + np.mod(frames - lo - 1.0, hi - lo))
 
 
-def layer_actions(arm_obj) -> list:
-    """The actions of the layer stack on ``arm_obj`` (the layers' own, not
-    the stack's base or signed copies), bottom first."""
-    ad = arm_obj.animation_data
-    return [e.action for e in _stack(ad, remove=False)[0]] if ad is not None else []
-
-
 def _stack(ad, remove: bool) -> tuple[list[_Layer], str | None, list]:
     """The layers of the stack on ``ad`` (bottom first), its mix and the
     stack's own actions; with ``remove``, the stack's tracks are removed
@@ -125,6 +124,51 @@ def _stack(ad, remove: bool) -> tuple[list[_Layer], str | None, list]:
         if e.layer == "MERGEABLE" and e.meta.get("mix") in blend.MIXES:
             mix = e.meta["mix"]
     return out, mix, own_actions
+
+
+def place_actions(built: Built, fps: float) -> tuple[float, float] | None:
+    """ACTION clips: each on a muted NLA track (so none is lost), the first
+    active. Layered clips: the layer stack (:func:`place_layers`).
+    Returns the scene frame range to play: the active clip's loop when it
+    loops as the Animator does, else the span of the clips."""
+    arm = built.armature
+    ad = arm.animation_data or arm.animation_data_create()
+    acts = [(a, s, c) for a, s, c in built.actions if c.layer == "ACTION"]
+    layers = [(a, s, c) for a, s, c in built.actions if c.layer != "ACTION"]
+    for action, slot, clip in acts:
+        track = ad.nla_tracks.new()
+        track.name = clip.name
+        strip = track.strips.new(action.name, int(np.floor(action.frame_range[0])), action)
+        strip.action_slot = slot
+        track.mute = True
+    if acts:
+        fcurves.assign_action(arm, acts[0][0], acts[0][1])
+    stack = None
+    if layers:
+        mix = next((c.mix for _, _, c in reversed(layers) if c.layer != "DOMINANT"), None)
+        stack = place_layers(built, [(a, s, c.layer, c.weight) for a, s, c in layers], fps, mix=mix)
+    for a, _, _ in built.actions:      # nothing imported is lost on save and reload
+        a.use_fake_user = True
+    if not built.actions:
+        return None
+    if acts and loop_range(acts[0][2], fps) is not None:
+        return loop_range(acts[0][2], fps)
+    if stack is not None and not acts:
+        return stack
+    if acts and TIMELINE in acts[0][2].extras:       # a range of a timeline: its own frames
+        return acts[0][2].frame_range(fps)
+    ranges = [c.frame_range(fps) for _, _, c in built.actions]
+    return min(min(r[0] for r in ranges), 0.0), max(r[1] for r in ranges)
+
+
+def loop_range(clip: Clip, fps: float) -> tuple[float, float] | None:
+    """The scene frames that loop cleanly for a clip that loops as the
+    Animator does (1..N-1: the scene's end -> start is the Animator's
+    N-1 -> 1), else None."""
+    if not anim_build.animator_loop(clip, fps):
+        return None
+    f0, f1 = clip.frame_range(fps)
+    return f0 + 1.0, f1
 
 
 def place_layers(built: Built, new: list, fps: float = 24.0, mix: str | None = None) -> tuple[float, float]:
@@ -209,20 +253,6 @@ def _channels(action, arm, bones) -> dict:
     return anim_extract.action_channels(action, arm.pose.bones, bones)
 
 
-def _values(fc, at: np.ndarray) -> np.ndarray:
-    """An F-curve at ``at`` (inside its keys for a looping curve): its keys
-    interpolated in numpy when they are linear, else ``fc.evaluate``."""
-    n = len(fc.keyframe_points)
-    co = np.empty(2 * n, dtype=np.float32)
-    fc.keyframe_points.foreach_get("co", co)
-    interp = np.empty(n, dtype=np.int32)
-    fc.keyframe_points.foreach_get("interpolation", interp)
-    plain = all(m.type == "CYCLES" for m in fc.modifiers) and fc.extrapolation == "CONSTANT"
-    if n and plain and (n == 1 or np.all(interp[:-1] == 1)):
-        return np.interp(at, co[0::2].astype(np.float64), co[1::2].astype(np.float64))
-    return np.array([fc.evaluate(float(t)) for t in at], dtype=np.float64)
-
-
 def _weighted(built: Built, merge: list[_Layer]):
     """The base action and the (layer, action, slot, "ADD", influence) each
     mergeable layer plays in the WEIGHTED mix (see the module doc)."""
@@ -253,7 +283,7 @@ def _weighted(built: Built, merge: list[_Layer]):
             k = index[b]
             act[k] = True
             for i, fc in props[_ROT].items():
-                r[:, k, i] = _values(fc, uniq)
+                r[:, k, i] = fcurves.fcurve_values(fc, uniq)
         rots.append(r)
         acts.append(act)
         times.append(uniq)
@@ -308,16 +338,16 @@ def _signed_copy(e: _Layer, bones: list[str], act: np.ndarray, frames: np.ndarra
     metadata.store(copy, metadata.MIX_KEY, {"role": "signed", "source": src.name})
     ident = e.slot.identifier if e.slot is not None else None
     slot = next((s for s in copy.slots if s.identifier == ident), copy.slots[0])
-    bag = anim_build.ensure_channelbag(copy, slot)
+    bag = fcurves.ensure_channelbag(copy, slot)
     unit = vals / np.where(np.linalg.norm(vals, axis=-1, keepdims=True) > 0,
                            np.linalg.norm(vals, axis=-1, keepdims=True), 1.0)
     for k in np.flatnonzero(act).tolist():
         path = f'pose.bones["{bpy.utils.escape_identifier(bones[k])}"].{_ROT}'
         for fc in [fc for fc in bag.fcurves if fc.data_path == path]:
             bag.fcurves.remove(fc)
-        anim_build.add_vector_keys(bag, path, frames, unit[:, k], group=bones[k])
+        fcurves.add_vector_keys(bag, path, frames, unit[:, k], group=bones[k])
     if loops:
-        anim_build.add_cycles(bag)
+        fcurves.add_cycles(bag)
     copy.frame_range = (float(frames[0]), max(float(frames[-1]), float(frames[0]) + 1.0))
     copy.use_frame_range = True
     copy.use_cyclic = loops
@@ -329,7 +359,7 @@ def _base(built: Built, bones: list[str], acts: list[np.ndarray], weights: np.nd
     rotation where every layer rotating it weighs 0), 0 on the locations
     and scales the layers animate."""
     arm = built.armature
-    action, slot, bag = anim_build.new_action_for(arm, f"{arm.name} mix base")
+    action, slot, bag = fcurves.new_action_for(arm, f"{arm.name} mix base")
     metadata.store(action, metadata.MIX_KEY, {"role": "base"})
     rest_rot = {}
     if built.rest is not None and built.scene.skeleton is not None:
@@ -344,11 +374,11 @@ def _base(built: Built, bones: list[str], acts: list[np.ndarray], weights: np.nd
             d = rest_rot.get(b, np.array([0.0, 0.0, 0.0, 1.0]))
             q = np.array([d[3], d[0], d[1], d[2]])
         path = f'pose.bones["{bpy.utils.escape_identifier(b)}"].{_ROT}'
-        anim_build.add_vector_keys(bag, path, [0.0], q[None], group=b)
+        fcurves.add_vector_keys(bag, path, [0.0], q[None], group=b)
     others = sorted({(b, p) for ch in chans for b, props in ch.items() for p in props if p in ("location", "scale")})
     for b, p in others:
         path = f'pose.bones["{bpy.utils.escape_identifier(b)}"].{p}'
-        anim_build.add_vector_keys(bag, path, [0.0], np.zeros((1, 3)), group=b)
+        fcurves.add_vector_keys(bag, path, [0.0], np.zeros((1, 3)), group=b)
     action.frame_range = (0.0, 1.0)
     return action, slot
 

@@ -4,12 +4,12 @@ the channel of the bone's mode (``rotation_quaternion``, ``rotation_euler``
 in any of the six orders, ``rotation_axis_angle``), so keys meant for a
 bone go to its own. Exact at every key; between keys an Euler or
 axis-angle channel interpolates otherwise than a quaternion one, so such
-bones are keyed on every frame (``anim_build.must_bake``)."""
+bones are keyed on every frame (``operators.anim_build.must_bake``)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..core import quat
+from . import quat
 
 QUATERNION = "QUATERNION"
 AXIS_ANGLE = "AXIS_ANGLE"

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Clips baked into bone channels for the builder's animation pass (numpy
-only): the pose-basis location, rotation and scale of every bone at the
+"""Clips baked into bone channels for the Blender builder's animation pass
+(``operators.anim_build``; numpy only): the pose-basis location, rotation and scale of every bone at the
 whole frames an action needs keyed, so that Blender's linear interpolation
 of the keys plays the clip's own playback within ``KEY_TOLERANCE`` of the
 model size at every frame.
@@ -24,17 +24,23 @@ else from the joints' world matrices.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-from ..core import key_reduction, quat, sampling
-from ..scene import Clip
-from ..scene import evaluate as oracle
-from . import armature_build
+from ..core import key_reduction, quat, rig, sampling
+from . import evaluate
+from .model import Clip, Scene
 
-if TYPE_CHECKING:
-    from .builder import Built
+
+class Rigged(Protocol):
+    """What the bake reads of an import (``operators.built.Built``): the
+    scene, the joint of each bone (parents first) and the bones' rest split."""
+
+    scene: Scene
+    rest: rig.RestSplit | None
+    bones: np.ndarray
+    default_points: np.ndarray | None        # evaluate.default_points of the scene, when made
 
 #: Blender's linear interpolation of the keys misses the clip's playback by
 #: at most this fraction of the model size, at any vertex and any whole frame
@@ -54,12 +60,12 @@ class _Basis:
     clip times: evaluated per time for the bones the clip moves; a bone it
     does not move keeps its channels at the default pose, evaluated once."""
 
-    def __init__(self, built: Built, clip: Clip):
+    def __init__(self, built: Rigged, clip: Clip):
         sk = built.scene.skeleton
         assert sk is not None
         self.sk, self.rs, self.clip = sk, built.rest, clip
         self.bones = bones = built.bones
-        self.t0, self.r0, self.s0 = armature_build.local_channels(built)
+        self.t0, self.r0, self.s0 = sampling.decompose_trs(sk.local)
         self.front = _bone_fronts(built, clip)
         self.moving = moving = clip.animated[bones]
         self.moving_cols = cols = np.flatnonzero(moving)
@@ -135,7 +141,7 @@ class _Basis:
         return np.where(np.sum(r * mapped, axis=-1, keepdims=True) < 0, -r, r)
 
 
-def _bone_fronts(built: Built, clip: Clip) -> np.ndarray | None:
+def _bone_fronts(built: Rigged, clip: Clip) -> np.ndarray | None:
     """(B, 4, 4): what each bone's joint-local matrix is multiplied by on the
     left to give its pose basis (``RestSplit.parent_bind_in_rest``, for a
     root bone also its joint's parents' default world); None when a bone's
@@ -176,7 +182,7 @@ def _bends(clip: Clip, frames: np.ndarray, fps: float) -> np.ndarray:
 
 @dataclass
 class Budget:
-    """What a bone's channels may miss: ``size`` (the model's, ``oracle.size``)
+    """What a bone's channels may miss: ``size`` (the model's, ``evaluate.size``)
     and each bone's ``reach`` (B,), how far from its joint a point it moves
     can be in any pose its bones can turn to: the farthest vertex weighted
     to it (or point of a mesh on its joint), or a child joint's distance
@@ -187,7 +193,7 @@ class Budget:
     size: float
     reach: np.ndarray
 
-    def tolerances(self, built: Built, s: np.ndarray) -> dict[str, np.ndarray]:
+    def tolerances(self, built: Rigged, s: np.ndarray) -> dict[str, np.ndarray]:
         """Per property, (B,): how far a key's component may be from the
         playback so that no vertex moves by more than ``KEY_TOLERANCE`` of
         the model size: a rotation error of angle a moves a point by at most
@@ -201,19 +207,19 @@ class Budget:
                 "scale": budget / self.reach}
 
 
-def budget(built: Built, size: float | None = None) -> Budget:
-    """The :class:`Budget` of ``built``'s bones (``size``: ``oracle.size``
+def budget(built: Rigged, size: float | None = None) -> Budget:
+    """The :class:`Budget` of ``built``'s bones (``size``: ``evaluate.size``
     when already known)."""
     scene = built.scene
     sk = scene.skeleton
     assert sk is not None
     if size is None:
-        size = oracle.size(scene)
+        size = evaluate.size(scene)
     joints = sk.world()[:, :3, 3]
     J = len(sk)
     reach = np.zeros(J)
     moved = np.zeros(J, dtype=bool)
-    points = built.default_points if built.default_points is not None else oracle.default_points(scene)
+    points = built.default_points if built.default_points is not None else evaluate.default_points(scene)
     start = 0
     for m in scene.meshes:
         p = points[start:start + len(m.positions)]
@@ -266,7 +272,7 @@ def key_frames(clip: Clip, fps: float) -> tuple[np.ndarray, np.ndarray]:
     return frames, times
 
 
-def bake_clip(built: Built, clip: Clip, fps: float, room: Budget | None = None, every_frame: bool = False):
+def bake_clip(built: Rigged, clip: Clip, fps: float, room: Budget | None = None, every_frame: bool = False):
     """(frames, location (F, B, 3), rotation (F, B, 4), scale (F, B, 3)) of
     every bone at the frames of :func:`key_frames` that need evaluating (the
     module doc; all of them with ``every_frame``), rotations in the sign of
@@ -314,7 +320,7 @@ def bake_clip(built: Built, clip: Clip, fps: float, room: Budget | None = None, 
     return frames[at], t[order], basis.signed(r[order], q[order]), s[order]
 
 
-def baked_keys(built: Built, frames: np.ndarray, channels, wanted: dict[str, list[int]],
+def baked_keys(built: Rigged, frames: np.ndarray, channels, wanted: dict[str, list[int]],
                room: Budget | None = None, blended: bool = False) -> dict[str, dict[int, np.ndarray]]:
     """{property: {bone index: (F,) bool}}: which of the baked ``frames``
     (:func:`bake_clip`'s, with its location, rotation, scale ``channels``)
