@@ -128,7 +128,7 @@ def static_channels(built: Built, clips: list[Clip]) -> dict[int, set[str]]:
             props.add("scale")
         out[bi] = props
     for c in clips:
-        if c.layer != "ACTION":
+        if c.playback != "ACTION":
             continue
         for prop, ch in zip(_PROPS, (c.translation, c.rotation, c.scale)):
             for j in ch.targets.tolist():
@@ -164,7 +164,7 @@ def animator_loop(clip: Clip, fps: float) -> bool:
     return f1 - f0 >= 1.0 and abs(c0 - (f0 + 1.0)) < 1e-6 and abs(c1 - (f1 + 1.0)) < 1e-6
 
 
-def linear_mask(built: Built, clip: Clip, fps: float, bake: bool, exact: bool) -> np.ndarray | None:
+def linear_mask(built: Built, clip: Clip, fps: float, key_every_frame: bool, exact: bool) -> np.ndarray | None:
     """Key Every Frame off, for a clip whose sampler knows which frames its
     keys need (``linear_keys``, e.g. RiTE's), on a rig whose rotation
     channels map linearly (``exact``, :func:`channel_mode_exact`): (K, J)
@@ -172,7 +172,7 @@ def linear_mask(built: Built, clip: Clip, fps: float, bake: bool, exact: bool) -
     (the file's keys and every frame of the spans Blender's interpolation
     could not play, reported). None: key every frame."""
     sampler = clip.sampler
-    if bake or not exact or sampler is None or not hasattr(sampler, "linear_keys"):
+    if key_every_frame or not exact or sampler is None or not hasattr(sampler, "linear_keys"):
         return None
     _, times = bone_keys.key_frames(clip, fps)
     mask, note = sampler.linear_keys(times)
@@ -237,7 +237,7 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
         animates = keyed_channels(clip, built.bones)
         wanted = {prop: [bi for bi in np.flatnonzero(animates[:, k]).tolist() if (bi, prop) not in resting]
                   for k, prop in enumerate(_PROPS)}
-        keep = bone_keys.baked_keys(built, frames, (t, r, s), wanted, room, blended=clip.layer != "ACTION")
+        keep = bone_keys.baked_keys(built, frames, (t, r, s), wanted, room, blended=clip.playback != "ACTION")
         for bi, j in enumerate(built.bones.tolist()):
             bone = built.bone_names[j]
             for k, (prop, vals) in enumerate(zip(_PROPS, (t[:, bi], _wxyz(r[:, bi]), s[:, bi]))):
@@ -249,7 +249,7 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
                             and modes[bone] != rotation_modes.QUATERNION
                             else keep[prop][bi])
                     _key(bag, bone, prop, frames[rows], vals[rows], modes[bone], keyed)
-                elif clip.layer == "ACTION" and prop in static.get(bi, ()):
+                elif clip.playback == "ACTION" and prop in static.get(bi, ()):
                     _key(bag, bone, prop, [f0], {"location": dt, "rotation_quaternion": _wxyz(dr),
                                                  "scale": ds}[prop][bi][None], modes[bone], keyed)
     else:
@@ -262,12 +262,12 @@ def build_action(built: Built, clip: Clip, fps: float, baked: bool, static: dict
     if loops:
         fcurves.add_cycles(bag)
     # an action plays from frame 0 as a DirectX set does; a range cut from a timeline plays its own frames
-    action.frame_range = (min(lo, 0.0) if clip.layer == "ACTION" and TIMELINE not in clip.extras else lo,
+    action.frame_range = (min(lo, 0.0) if clip.playback == "ACTION" and TIMELINE not in clip.extras else lo,
                           max(hi, lo + 1.0))
     action.use_frame_range = True
     action.use_cyclic = loops
     metadata.store(action, metadata.CLIP_KEY, {
-        "layer": clip.layer, "weight": clip.weight, "mix": clip.mix, "start": clip.start, "end": clip.end,
+        "playback": clip.playback, "weight": clip.weight, "mix": clip.mix, "start": clip.start, "end": clip.end,
         "cycle": clip.cycle, "cycle_frames": cycle, "loops": loops, "ticks_per_second": clip.ticks_per_second,
         "baked": bool(baked), "extras": clip.extras})
     source_keys.record(action, clip, built.armature, keyed, loops)    # an export writes an untouched set key for key
@@ -326,11 +326,11 @@ def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0
             _key(bag, job[0], prop, clip.to_frames(job[3], fps), part, modes[job[0]], keyed)
 
 
-def must_bake(built: Built, clip: Clip, fps: float, bake: bool, exact: bool) -> bool:
+def must_bake(built: Built, clip: Clip, fps: float, key_every_frame: bool, exact: bool) -> bool:
     """Key every frame: on request, for a clip with its own sampler, when the
     file's keys do not map channel by channel, or when they are too dense
     for F-curves (reported)."""
-    if bake or clip.sampler is not None or not exact:
+    if key_every_frame or clip.sampler is not None or not exact:
         return True
     modes = bone_modes(built)
     turned = [built.bone_names[int(j)] for j in clip.rotation.targets.tolist() if int(j) in built.bone_names
@@ -347,25 +347,26 @@ def must_bake(built: Built, clip: Clip, fps: float, bake: bool, exact: bool) -> 
     return False
 
 
-def build_clips(built: Built, fps: float, bake: bool, size: float) -> None:
+def build_clips(built: Built, fps: float, key_every_frame: bool, size: float) -> None:
     """Every clip of the built scene as an action on its armature, keyed
     channel by channel where that is exact and baked otherwise (reported),
     in ``built.actions`` (``anim_place.place_actions`` places them)."""
     clips = built.scene.clips
     exact = channel_mode_exact(built, size)
-    built.baked = bool(bake or not exact)
-    if not bake and not exact:
+    built.baked = bool(key_every_frame or not exact)
+    if not key_every_frame and not exact:
         built.warnings.append("the rest pose cannot hold the bind pose exactly (non-uniform scale or rest "
                               "from the default pose): animation baked on every frame")
     static = static_channels(built, clips)
     for clip in clips:
         short_clip_warning(built, clip, fps)
     modes = [must_bake(built, clip, fps, built.baked, exact) for clip in clips]
-    masks = [linear_mask(built, clip, fps, bake, exact) if baked else None for clip, baked in zip(clips, modes)]
+    masks = [linear_mask(built, clip, fps, key_every_frame, exact) if baked else None
+             for clip, baked in zip(clips, modes)]
     pre: list = [None] * len(clips)
     room = bone_keys.budget(built, size)
     resting: frozenset = frozenset()
-    if all(modes) and all(c.layer == "ACTION" for c in clips):
+    if all(modes) and all(c.playback == "ACTION" for c in clips):
         pre = [bone_keys.bake_clip(built, clip, fps, room, every_frame=mask is not None)
                for clip, mask in zip(clips, masks)]
         resting = resting_channels(built, clips, pre, size)

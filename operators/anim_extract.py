@@ -7,7 +7,7 @@
 * Any other action is sampled at its keys, at every whole frame of its
   range, at the times of the keys the import read (when it made the action)
   and at its first and last time; by default from the evaluated pose
-  (``bake``: what Blender shows: constraints, drivers, Euler and
+  (``bake_pose``: what Blender shows: constraints, drivers, Euler and
   axis-angle rotations, any inheritance; :mod:`.pose_sampling`), else from
   the F-curves alone.
 
@@ -287,7 +287,8 @@ def _local(parent_world: np.ndarray, world: np.ndarray, name: str, frames: np.nd
     return np.linalg.solve(parent_world, world)
 
 
-def clip_of(context, action, r: Rig, fps: float, warnings: list[str], *, slot=None, bake: bool = True) -> Clip | None:
+def clip_of(context, action, r: Rig, fps: float, warnings: list[str], *, slot=None,
+            bake_pose: bool = True) -> Clip | None:
     """A clip from an action (None when it animates nothing of the rig):
     the import's own keys when the set is untouched, else the pose sampled
     (see the module doc) as the joints' local transforms, keys interpolated
@@ -303,7 +304,7 @@ def clip_of(context, action, r: Rig, fps: float, warnings: list[str], *, slot=No
     if not chans and not meta:
         return None
     frames, read, f0, f1 = _sample_frames(action, chans, meta, fps)
-    if bake:
+    if bake_pose:
         world = pose_sampling.joint_world(context, r, action, slot, read)
     else:
         if beyond:
@@ -355,5 +356,5 @@ def clip_of(context, action, r: Rig, fps: float, warnings: list[str], *, slot=No
     return Clip(action.name, channels("r", 4), channels("t", 3), channels("s", 3), animated,
                 start=float(meta.get("start", to_t(f0))), end=float(meta.get("end", to_t(f1))),
                 ticks_per_second=tps, rotation_mode="slerp",
-                cycle=tuple(cycle) if cycle else None, layer=meta.get("layer", "ACTION"),
+                cycle=tuple(cycle) if cycle else None, playback=metadata.playback(meta),
                 weight=float(meta.get("weight", 1.0)), extras=meta.get("extras") or {})

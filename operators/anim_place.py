@@ -62,7 +62,7 @@ _ROT = "rotation_quaternion"
 class _Layer:
     action: Any
     slot: Any
-    layer: str
+    playback: str
     weight: float
     meta: dict = field(default_factory=dict)
 
@@ -109,19 +109,19 @@ def _stack(ad, remove: bool) -> tuple[list[_Layer], str | None, list]:
                     ident = slot.identifier if slot is not None else None
                     slot = next((s for s in src.slots if s.identifier == ident), src.slots[0] if len(src.slots)
                                 else None)
-                    out.append(_Layer(src, slot, meta.get("layer", "MERGEABLE"), float(meta.get("weight", 1.0)),
+                    out.append(_Layer(src, slot, metadata.playback(meta, "MERGEABLE"), float(meta.get("weight", 1.0)),
                                       meta))
             own_actions.append(act)
             if remove:
                 ad.nla_tracks.remove(tr)
             continue
         meta = metadata.load(act, metadata.CLIP_KEY)
-        if meta and meta.get("layer") in ("MERGEABLE", "DOMINANT"):
-            out.append(_Layer(act, slot, meta["layer"], float(meta.get("weight", 1.0)), meta))
+        if meta and metadata.playback(meta) in ("MERGEABLE", "DOMINANT"):
+            out.append(_Layer(act, slot, metadata.playback(meta), float(meta.get("weight", 1.0)), meta))
             if remove:
                 ad.nla_tracks.remove(tr)
     for e in out:
-        if e.layer == "MERGEABLE" and e.meta.get("mix") in blend.MIXES:
+        if e.playback == "MERGEABLE" and e.meta.get("mix") in blend.MIXES:
             mix = e.meta["mix"]
     return out, mix, own_actions
 
@@ -133,8 +133,8 @@ def place_actions(built: Built, fps: float) -> tuple[float, float] | None:
     loops as the Animator does, else the span of the clips."""
     arm = built.armature
     ad = arm.animation_data or arm.animation_data_create()
-    acts = [(a, s, c) for a, s, c in built.actions if c.layer == "ACTION"]
-    layers = [(a, s, c) for a, s, c in built.actions if c.layer != "ACTION"]
+    acts = [(a, s, c) for a, s, c in built.actions if c.playback == "ACTION"]
+    layers = [(a, s, c) for a, s, c in built.actions if c.playback != "ACTION"]
     for action, slot, clip in acts:
         track = ad.nla_tracks.new()
         track.name = clip.name
@@ -145,8 +145,8 @@ def place_actions(built: Built, fps: float) -> tuple[float, float] | None:
         fcurves.assign_action(arm, acts[0][0], acts[0][1])
     stack = None
     if layers:
-        mix = next((c.mix for _, _, c in reversed(layers) if c.layer != "DOMINANT"), None)
-        stack = place_layers(built, [(a, s, c.layer, c.weight) for a, s, c in layers], fps, mix=mix)
+        mix = next((c.mix for _, _, c in reversed(layers) if c.playback != "DOMINANT"), None)
+        stack = place_layers(built, [(a, s, c.playback, c.weight) for a, s, c in layers], fps, mix=mix)
     for a, _, _ in built.actions:      # nothing imported is lost on save and reload
         a.use_fake_user = True
     if not built.actions:
@@ -173,7 +173,7 @@ def loop_range(clip: Clip, fps: float) -> tuple[float, float] | None:
 
 def place_layers(built: Built, new: list, fps: float = 24.0, mix: str | None = None) -> tuple[float, float]:
     """(Re)build the layer stack on ``built.armature``: the layers already
-    there plus ``new`` (action, slot, layer, weight), mergeable ones (in
+    there plus ``new`` (action, slot, playback, weight), mergeable ones (in
     order) below dominant ones, the mergeable ones mixed by ``mix`` (None:
     the stack's mix so far, else "WEIGHTED"). Returns the scene frames to
     play: 1 to the stack's loop (the least common multiple of the layers'
@@ -182,13 +182,13 @@ def place_layers(built: Built, new: list, fps: float = 24.0, mix: str | None = N
     arm_obj = built.armature
     ad = arm_obj.animation_data or arm_obj.animation_data_create()
     layers, old_mix, stale = _stack(ad, remove=True)
-    for action, slot, layer, weight in new:
-        layers.append(_Layer(action, slot, layer, float(weight), metadata.load(action, metadata.CLIP_KEY) or {}))
+    for action, slot, playback, weight in new:
+        layers.append(_Layer(action, slot, playback, float(weight), metadata.load(action, metadata.CLIP_KEY) or {}))
     mix = mix or old_mix or "WEIGHTED"
-    merge = [e for e in layers if e.layer != "DOMINANT"]
-    dom = [e for e in layers if e.layer == "DOMINANT"]
+    merge = [e for e in layers if e.playback != "DOMINANT"]
+    dom = [e for e in layers if e.playback == "DOMINANT"]
     for e in layers:
-        e.meta.update(layer=e.layer, weight=e.weight, mix=mix)
+        e.meta.update(playback=e.playback, weight=e.weight, mix=mix)
         metadata.store(e.action, metadata.CLIP_KEY, e.meta)
     others = list(ad.nla_tracks)
     prev = others[-1] if others else None

@@ -19,13 +19,13 @@ class ExtractError(ValueError):
 
 
 def scene_of(context, *, armature=None, objects=None, apply_modifiers: bool = True,
-             animations: bool = True, actions: str = "OWNED", bake: bool = True,
+             animations: bool = True, actions: str = "OWNED", bake_pose: bool = True,
              warnings: list[str] | None = None) -> Scene:
     """A scene from Blender data: ``armature`` (or None) and the mesh
     ``objects`` to export (skinned to the armature, parented to its bones,
     or free). ``actions``: "OWNED" (the rig's active action, NLA strips and
     the actions an import made for it) or "ALL" (also every other action
-    animating bones of its names); ``bake``: actions as Blender shows them
+    animating bones of its names); ``bake_pose``: actions as Blender shows them
     (the evaluated pose), else their F-curves alone."""
     warnings = warnings if warnings is not None else []
     context.view_layer.update()          # world matrices are stale until the depsgraph is evaluated
@@ -37,7 +37,7 @@ def scene_of(context, *, armature=None, objects=None, apply_modifiers: bool = Tr
         anim_extract.hold_unkeyed_pose(r, chosen)
     scene = r.scene if r is not None else Scene(objects[0].name if objects else "scene",
                                                 source=Source("blender", "", AxisConversion()))
-    if r is not None and not bake:
+    if r is not None and not bake_pose:
         odd = [b.name for b in armature.data.bones
                if (not b.use_inherit_rotation or b.inherit_scale != "FULL" or not b.use_local_location)]
         if odd:
@@ -54,7 +54,7 @@ def scene_of(context, *, armature=None, objects=None, apply_modifiers: bool = Tr
     if r is not None and animations:
         fps = context.scene.render.fps / context.scene.render.fps_base
         for action, slot in chosen:
-            clip = anim_extract.clip_of(context, action, r, fps, warnings, slot=slot, bake=bake)
+            clip = anim_extract.clip_of(context, action, r, fps, warnings, slot=slot, bake_pose=bake_pose)
             if clip is not None:
                 scene.clips.append(clip)
         moving = anim_extract.object_motion(armature, chosen)

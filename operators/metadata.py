@@ -60,6 +60,13 @@ def load(idb, key: str) -> dict | None:
     return d if isinstance(d, dict) else None
 
 
+def playback(clip_meta: dict, default: str = "ACTION") -> str:
+    """How a clip stored under :data:`CLIP_KEY` plays (ACTION, MERGEABLE or
+    DOMINANT): its ``playback``, or the ``layer`` that .blend files saved
+    by earlier releases hold."""
+    return str(clip_meta.get("playback", clip_meta.get("layer", default)))
+
+
 def store_weld(me, vertex: np.ndarray) -> None:
     """On a welded Blender mesh ``me``: ``vertex`` (V,), the Blender vertex of
     each vertex of the scene's mesh (an ID property array, binary)."""

@@ -126,7 +126,7 @@ class _FileImport(bpy.types.Operator, ImportHelper):  # type: ignore[misc]  # th
     one per format, with the properties of the shared options (``SPECS``,
     from ``io.import_options``) and of the format's own."""
 
-    format: Format
+    fmt: Format
     format_options: tuple[str, ...] = ()
     path_options: frozenset[str] = frozenset()     # the format options that are file paths
     SPECS: tuple = ()
@@ -153,7 +153,7 @@ class _ModelImport(_FileImport):
     def execute(self, context):
         from . import pipeline
 
-        fmt = self.format
+        fmt = self.fmt
         try:
             axes = _axes(self, fmt)
         except pipeline.IOFailed as err:
@@ -192,7 +192,7 @@ class _AnimImport(_FileImport):
         arm = find_armature(context)
         try:
             # the shared options (io.import_options.ANIM) are load_animations' keywords
-            built = pipeline.load_animations(context, self.format, selected_paths(self), armature=arm,
+            built = pipeline.load_animations(context, self.fmt, selected_paths(self), armature=arm,
                                              reader_options=_format_values(self),
                                              **{s.id: getattr(self, s.id) for s in self.SPECS})
         except pipeline.IOFailed as err:
@@ -218,7 +218,7 @@ def find_armature(context):
 # export
 
 class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the stubs' invoke/check signatures differ
-    format: Format
+    fmt: Format
     format_options: tuple[str, ...] = ()
     path_options: frozenset[str] = frozenset()     # the format options that are file paths
     use_selection: BoolProperty(name="Selected Objects", default=False,
@@ -247,7 +247,7 @@ class _Export(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # the st
     def execute(self, context):
         from . import pipeline
 
-        fmt = self.format
+        fmt = self.fmt
         try:
             # the file's size is the scene's times Scale (as Blender's FBX exporter scales)
             axes = None if self.use_stored_axes else _axes(self, fmt, 1.0 / self.global_scale)
@@ -267,7 +267,7 @@ class _AnimExport(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # th
     """The active armature's action (or, animated by NLA tracks only, the
     selected tracks', else the unmuted ones', one file each)."""
 
-    format: Format
+    fmt: Format
     SECTIONS = (("Animation", (BAKE_POSE.id,), None, False),)
 
     def draw(self, context):
@@ -278,7 +278,7 @@ class _AnimExport(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # th
 
         try:
             path = self.filepath  # type: ignore[attr-defined]  # ExportHelper's property
-            written, warnings = pipeline.save_animation(context, self.format, path,
+            written, warnings = pipeline.save_animation(context, self.fmt, path,
                                                         armature=find_armature(context),
                                                         bake_pose=getattr(self, BAKE_POSE.id))
         except pipeline.IOFailed as err:
@@ -352,7 +352,7 @@ def _operator(base, fmt: Format, idname: str, label: str, doc: str, suffixes: tu
     kind, _ = idname.split(".")
     attrs = {"__doc__": doc, "bl_idname": idname, "bl_label": label,
              "bl_options": {"REGISTER", "UNDO", "PRESET"} if undo else {"REGISTER", "PRESET"},
-             "filename_ext": suffixes[0], "format": fmt, "format_options": tuple(s.id for s in specs),
+             "filename_ext": suffixes[0], "fmt": fmt, "format_options": tuple(s.id for s in specs),
              "path_options": frozenset(s.id for s in specs if s.kind == "path"),
              "__annotations__": ann}
     if shared:

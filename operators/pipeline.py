@@ -363,7 +363,8 @@ def save(context, fmt: Format, path: str, *, objects=None, axes: AxisConversion 
                 meshes.append(o)
     try:
         scene = extractor.scene_of(context, armature=arm, objects=meshes, apply_modifiers=apply_modifiers,
-                                   animations=export_animations, actions=actions, bake=bake_pose, warnings=warnings)
+                                   animations=export_animations, actions=actions, bake_pose=bake_pose,
+                                   warnings=warnings)
         validate(scene, scene_fps(context))
         copies = export_options.texture_paths(scene, path_mode, path, warnings=warnings)
         fps = scene_fps(context)
@@ -427,7 +428,7 @@ def save_animation(context, fmt: Format, path: str, *, armature, action=None, ba
         anim_extract.hold_unkeyed_pose(r, anim_extract.rig_actions(armature, r.bone_names.values()))
         fps = scene_fps(context)
         for act, slot in pairs:
-            clip = anim_extract.clip_of(context, act, r, fps, warnings, slot=slot, bake=bake_pose)
+            clip = anim_extract.clip_of(context, act, r, fps, warnings, slot=slot, bake_pose=bake_pose)
             if clip is None:
                 raise IOFailed(f"{act.name} animates no bone of {armature.name}")
             r.scene.clips = [clip]

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..core import sampling
 from ..scene import Clip
+from . import metadata
 from .fcurves import channelbags, fcurves
 
 KEYS = "legacy_skin_io_keys"          # ID property group on an action
@@ -186,7 +187,7 @@ def stored_clip(action, meta: dict, joints: int) -> Clip | None:
     return Clip(action.name, chans[0], chans[1], chans[2], animated, start=float(meta.get("start", 0.0)),
                 end=float(meta.get("end", 0.0)), ticks_per_second=meta.get("ticks_per_second"),
                 rotation_mode=str(group.get("rotation_mode", "slerp")), cycle=tuple(cycle) if cycle else None,
-                layer=meta.get("layer", "ACTION"), weight=float(meta.get("weight", 1.0)),
+                playback=metadata.playback(meta), weight=float(meta.get("weight", 1.0)),
                 extras=meta.get("extras") or {})
 
 

@@ -287,7 +287,7 @@ def bake_clip(built: Rigged, clip: Clip, fps: float, room: Budget | None = None,
     half = {k: v[moving] / 2 for k, v in room.tolerances(built, s).items()}
     rows = np.full(F, -1, dtype=np.int64)
     rows[done] = np.arange(len(done))
-    blended = clip.layer != "ACTION"
+    blended = clip.playback != "ACTION"
     # open intervals between consecutive evaluated frames with frames between them
     a, b = (done[:-1], done[1:]) if moving.any() else (done[:0], done[:0])
     while True:

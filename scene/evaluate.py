@@ -49,8 +49,8 @@ def joint_world(scene: Scene, clips: list[Clip] | Clip | None, frames, fps: floa
         local = clips.sample_local(sk.local, clip_times(clips, frames, fps))
         return sk.world(local)
     t0, r0, s0 = sampling.decompose_trs(sk.local)
-    merge = [c for c in clips if c.layer != "DOMINANT"]
-    dom = [c for c in clips if c.layer == "DOMINANT"]
+    merge = [c for c in clips if c.playback != "DOMINANT"]
+    dom = [c for c in clips if c.playback == "DOMINANT"]
     J = len(sk)
 
     def layer(c: Clip):

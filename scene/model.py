@@ -194,7 +194,7 @@ class Clip:
     "nlerp": per component, as Blender's F-curves) unless ``sampler`` is set.
 
     ``cycle`` (start, end), in clip units: from ``start`` on, the clip repeats
-    ``[start, end)`` (the RiTE Animator's loop is (1, N)). ``layer`` says how
+    ``[start, end)`` (the RiTE Animator's loop is (1, N)). ``playback`` says how
     the clip is played with others: the armature's action, or an NLA layer
     mixed by ``weight`` (MERGEABLE) or overriding the joints it animates
     (DOMINANT). ``mix`` is how a stack's MERGEABLE layers combine
@@ -213,7 +213,7 @@ class Clip:
     rotation_mode: str = "slerp"
     sampler: Sampler | None = None
     cycle: tuple[float, float] | None = None
-    layer: str = "ACTION"
+    playback: str = "ACTION"
     weight: float = 1.0
     mix: str = "WEIGHTED"
     extras: dict = field(default_factory=dict)

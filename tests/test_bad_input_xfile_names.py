@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from legacy_skin_io.io.xfile import adapter as xfile
-from legacy_skin_io.scene import evaluate as oracle
+from legacy_skin_io.scene import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,7 +82,7 @@ def _check(tmp_path, skins, second_bone: bool, expect_warning: str):
     warnings: list[str] = []
     scene = xfile.read_scene([str(path)], warnings=warnings)
     assert any(expect_warning in w for w in warnings), warnings
-    got = oracle.evaluate(scene, None, [0.0])[0]
+    got = evaluate.evaluate(scene, None, [0.0])[0]
     want = scene.source.axes.points(_by_hand(skins))
     assert np.abs(got - want).max() < 1e-9, (got, want)
     r = _verify(path)

@@ -16,7 +16,7 @@ from conftest import DATA, SAMPLES, run_cli  # noqa: E402
 from legacy_skin_io.io.formats import by_id
 from legacy_skin_io.io.rite import read_ram
 from legacy_skin_io.io.xfile import read_xfile
-from legacy_skin_io.scene import evaluate as oracle
+from legacy_skin_io.scene import evaluate
 
 X = DATA / "x"
 RITE = SAMPLES / "rite"
@@ -129,7 +129,7 @@ def test_rite_verify_takes_the_mergeable_mix():
                    for c in by_id("rite").adapter.read_clips(ref.skeleton, ref.source.axes, [RITE / p],
                                                              playback="MERGEABLE", weight=0.5, mix=mix.upper())]
              for mix in tables}
-    ev = {mix: oracle.evaluate(ref, clips[mix], [20.0], FPS)[0] for mix in clips}
+    ev = {mix: evaluate.evaluate(ref, clips[mix], [20.0], FPS)[0] for mix in clips}
     assert np.abs(ev["weighted"] - ev["animator_2006"]).max() > 1e-2 * np.ptp(ram.positions)
 
 
@@ -155,7 +155,7 @@ def test_x_verify_every_set_every_frame(tmp_path):
     tables = _tables(r.stdout)
     summaries = _summaries(r.stdout)
     assert list(tables) == [s.name for s in xf.animation_sets]
-    size = oracle.size(by_id("xfile").adapter.read_scene([path], warnings=[]))
+    size = evaluate.size(by_id("xfile").adapter.read_scene([path], warnings=[]))
     for aset in xf.animation_sets:
         first, last, rows = tables[aset.name]
         last_tick = max(float(np.max(k.times)) for a in aset.animations for k in a.keys if len(k.times))
@@ -275,7 +275,7 @@ def rig_blend(tmp_path_factory):
 
 def _default_pose(path):
     sc = by_id("rite" if path.suffix == ".ram" else "xfile").adapter.read_scene([path], warnings=[])
-    return oracle.evaluate(sc, None, [0.0])[0], oracle.size(sc)
+    return evaluate.evaluate(sc, None, [0.0])[0], evaluate.size(sc)
 
 
 def test_export_blend_to_x_and_ram(rig_blend, tmp_path):

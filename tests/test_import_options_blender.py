@@ -77,7 +77,7 @@ def _state(bpy) -> dict:
     md = ext("operators.metadata")
     clip = {a.name: md.load(a, md.CLIP_KEY) or {} for a in bpy.data.actions}
     actions = {a.name: (sum(len(fc.keyframe_points) for bag in _bags(a) for fc in bag.fcurves),
-                        clip[a.name].get("layer"), clip[a.name].get("weight"), clip[a.name].get("baked"))
+                        clip[a.name].get("playback"), clip[a.name].get("weight"), clip[a.name].get("baked"))
                for a in bpy.data.actions}
     points = {}
     sc = bpy.context.scene

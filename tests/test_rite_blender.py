@@ -166,7 +166,7 @@ def test_random_rig_import_matches_rite_playback_every_frame(bpy, tmp_path, seed
 
 
 def test_keys_only_plays_the_runtime_with_the_file_keys_where_blender_can(bpy, tmp_path):
-    """bake=False keys the file's keys, and every frame of the spans
+    """key_every_frame=False keys the file's keys, and every frame of the spans
     Blender's per-component interpolation would play differently: the
     runtime's poses at every whole frame, and between frames where the keys
     are the file's own (the runtime lerps them as Blender does)."""
@@ -222,7 +222,7 @@ def test_mergeable_and_dominant_nla_match_core_blending(bpy, tmp_path):
     assert arm.animation_data.action is None
     ref = reference("rite", [tmp_path / "rig.ram"] + [tmp_path / f"{n}.raa" for n in ("walk", "run", "wave")])
     for clip, layer, weight in zip(ref.clips, ("MERGEABLE", "MERGEABLE", "DOMINANT"), (1.0, 0.5, 1.0)):
-        clip.layer, clip.weight = layer, weight
+        clip.playback, clip.weight = layer, weight
     frames = range(0, 45)  # beyond each clip's end: looping
     report = verify(bpy, meshes, ref, ref.clips, frames)
     assert report.ok, report.table()
@@ -303,7 +303,7 @@ def test_bundled_sample_walk_and_wave_verify_every_frame(bpy):
     arm, meshes = imported(bpy)
     ref = reference("rite", [rite / "humanoid.ram", rite / "walk.raa", rite / "wave.raa"])
     assert len(meshes) == len(ref.meshes)
-    ref.clips[0].layer, ref.clips[1].layer = "MERGEABLE", "DOMINANT"
+    ref.clips[0].playback, ref.clips[1].playback = "MERGEABLE", "DOMINANT"
     assert (bpy.context.scene.frame_start, bpy.context.scene.frame_end) == (1, 160)    # lcm(32, 40)
     report = verify(bpy, meshes, ref, ref.clips, range(0, 81))
     assert report.ok, report.table()

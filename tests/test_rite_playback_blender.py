@@ -151,7 +151,7 @@ def _import_layers(bpy, tmp_path, ram, layers, **kw):
 def _layer_reference(ram_path, paths, layers, **kw):
     ref = reference("rite", [ram_path, *paths])
     for c, (_, weight) in zip(ref.clips, layers):
-        c.layer, c.weight = "MERGEABLE", weight
+        c.playback, c.weight = "MERGEABLE", weight
         for k, v in kw.items():
             setattr(c, k, v)
     return ref
@@ -373,7 +373,7 @@ def test_a_track_whose_name_and_id_disagree_binds_by_name_with_a_warning(bpy, tm
 @pytest.mark.parametrize("mix", ["", "ANIMATOR_2006"], ids=["weighted-by-default", "animator-2006"])
 def test_the_two_mixes_with_unequal_weights_and_a_dominant_layer(bpy, tmp_path, mix):
     """Weights 0.3 and 0.7, a dominant layer on Head. By default the
-    weighted mix (the seed's design); mix="ANIMATOR_2006": the 2006
+    weighted mix (the RiTE document's design); mix="ANIMATOR_2006": the 2006
     Animator's loops as NLA Replace strips in order, b overwriting a on
     Spine whatever the weights."""
     z, x = [0, 0, 1], [1, 0, 0]
@@ -398,7 +398,7 @@ def test_the_two_mixes_with_unequal_weights_and_a_dominant_layer(bpy, tmp_path, 
     got = [blender_positions(bpy, meshes, f) for f in frames]
     ref = reference("rite", [ram_path, *paths])
     for c, layer, weight in zip(ref.clips, ("MERGEABLE", "MERGEABLE", "DOMINANT"), (0.3, 0.7, 1.0)):
-        c.layer, c.weight, c.mix = layer, weight, mix or "WEIGHTED"
+        c.playback, c.weight, c.mix = layer, weight, mix or "WEIGHTED"
     target = want[mix or "WEIGHTED"]
     err_blender, err_core = worst(got, target) / size, worst(core_positions(ref, ref.clips, frames), target) / size
     print(f"{mix or 'WEIGHTED'} mix: Blender {err_blender:.2e}, core {err_core:.2e} of the size from the seed")

@@ -205,7 +205,7 @@ def test_mergeable_layers_with_opposite_signs_do_not_cancel(bpy, tmp_path):
     mixed = _positions_over(bpy, meshes, [10])
     ref = reference("rite", [tmp_path / "rig.ram", tmp_path / "a.raa", tmp_path / "b.raa"])
     for c in ref.clips:
-        c.layer, c.weight = "MERGEABLE", 0.5
+        c.playback, c.weight = "MERGEABLE", 0.5
     _verify_action(bpy, meshes, ref, ref.clips, [10.0])          # the oracle agrees with Blender
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.import_scene.rite(filepath=str(tmp_path / "rig.ram")) == {"FINISHED"}

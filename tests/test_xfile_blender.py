@@ -219,7 +219,7 @@ def test_operator_axes_map_file_points(bpy, kw):
 @pytest.mark.parametrize("path,kw,baked", [pytest.param(p, {}, False, id=p.name) for p in ANIMATED] + [
     pytest.param(X / "directx-sdk" / "tiny_4anim.x", {"every_joint_bone": True}, True, id="tiny-all-joints")])
 def test_file_keys_match_core_every_set(bpy, capfd, path, kw, baked):
-    """bake=False keeps the file's keys: Blender interpolates quaternions
+    """key_every_frame=False keeps the file's keys: Blender interpolates quaternions
     per component, i.e. the oracle's nlerp of the same keys, on and between
     keys, for every AnimationSet; except where bones pointing at their
     children (the default) cannot take the keys channel by channel: with

@@ -156,7 +156,7 @@ class Build:
         node: dict = {"name": m.name} if m.name else {}
         inf = self.skins.get(i)
         if inf is not None:
-            w = write_mesh(self.doc, m, self.back, bake=None, reverse=False, material=material, influences=inf)
+            w = write_mesh(self.doc, m, self.back, fold=None, reverse=False, material=material, influences=inf)
             if w.index < 0:
                 return self._no_triangles(m)
             sj = np.asarray(m.skin.joints, dtype=np.int64)
@@ -177,7 +177,7 @@ class Build:
             t, r, s, again = _trs(self.back.matrices(matrix))
             exact = np.abs(again - self.back.matrices(matrix)).max() <= TRS_EXACT * max(1.0, np.abs(again).max())
             reverse = bool(np.linalg.det(self._placed(m)[:3, :3]) < 0)
-            w = write_mesh(self.doc, m, self.back, bake=None if exact else matrix, reverse=reverse,
+            w = write_mesh(self.doc, m, self.back, fold=None if exact else matrix, reverse=reverse,
                            material=material, influences=None)
             if w.index < 0:
                 return self._no_triangles(m)

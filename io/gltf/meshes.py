@@ -105,10 +105,10 @@ def _unit(n: np.ndarray, fallback: np.ndarray) -> np.ndarray:
     return out
 
 
-def write_mesh(doc: Document, mesh: Mesh, back: AxisConversion, *, bake: np.ndarray | None, reverse: bool,
+def write_mesh(doc: Document, mesh: Mesh, back: AxisConversion, *, fold: np.ndarray | None, reverse: bool,
                material: Callable[[int, bool, bool], int | None], influences: Influences | None) -> Written:
     """``mesh`` as a glTF mesh of ``doc`` in file space (``back``: scene ->
-    file). ``bake`` (scene space) is folded into the vertices; ``reverse``
+    file). ``fold`` (scene space) is folded into the vertices; ``reverse``
     turns every triangle's winding; ``material(scene material, has UVs,
     has normals)`` is the document's material of a primitive (None: none)."""
     p = np.asarray(mesh.positions, dtype=np.float64).reshape(-1, 3)
@@ -117,10 +117,10 @@ def write_mesh(doc: Document, mesh: Mesh, back: AxisConversion, *, bake: np.ndar
     n = None if mesh.normals is None else np.asarray(mesh.normals, dtype=np.float64).reshape(-1, 3)
     if n is not None and mesh.normal_matrix is not None:
         n = n @ np.asarray(mesh.normal_matrix, dtype=np.float64).T
-    if bake is not None:
-        p = p @ bake[:3, :3].T + bake[:3, 3]
+    if fold is not None:
+        p = p @ fold[:3, :3].T + fold[:3, 3]
         if n is not None:
-            n = n @ np.linalg.inv(bake[:3, :3])
+            n = n @ np.linalg.inv(fold[:3, :3])
     pick, face = faces.triangulate(p, sizes, corners)
     tri = pick.reshape(-1, 3)
     if reverse:

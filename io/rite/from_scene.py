@@ -90,7 +90,7 @@ def raa_from_clip(scene: Scene, clip: Clip, ram: RamModel, *, axes: AxisConversi
     frame_count = 0
     if keys:
         # the signs are relative to the continuous rotations (io.rite.to_scene.key_signs)
-        times, baked = replace(clip, layer="ACTION").baked_rotations(np.tile(quat.IDENTITY, (J, 1)), fps)
+        times, baked = replace(clip, playback="ACTION").baked_rotations(np.tile(quat.IDENTITY, (J, 1)), fps)
         for jname, pairs in keys.items():
             j = index.get(jname)
             if j is None or not clip.animated[j] or not len(pairs):

@@ -16,7 +16,7 @@ ANIM_IMPORT_OPTIONS: tuple = (
            "How mergeable animations combine on the joints they share (the layer stack's mix; dominant "
            "animations overwrite either way)",
            "WEIGHTED",
-           items=(("WEIGHTED", "Weighted (the seed's design)",
+           items=(("WEIGHTED", "Weighted (the RiTE document's design)",
                    "Each joint takes the weighted average of the mergeable animations that animate it (the "
                    "RiTE document's design; the 2006 code had not finished it): the weighted sum of the "
                    "rotations, normalised; for two rotations up to 60 degrees apart within 0.3 degrees of "

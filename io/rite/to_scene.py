@@ -178,7 +178,7 @@ def bind_tracks(names: list[str], anim: RaaAnimation, warnings: list[str],
     return out
 
 
-def clip_from_raa(skeleton: Skeleton, axes: AxisConversion, anim: RaaAnimation, *, layer: str = "ACTION",
+def clip_from_raa(skeleton: Skeleton, axes: AxisConversion, anim: RaaAnimation, *, playback: str = "ACTION",
                   weight: float = 1.0, mix: str = "WEIGHTED", warnings: list[str] | None = None) -> Clip:
     """An RAA as a clip on ``skeleton`` (whose joints' file-space
     orientation comes from :func:`rite_joints`); ``mix``: how mergeable
@@ -204,7 +204,7 @@ def clip_from_raa(skeleton: Skeleton, axes: AxisConversion, anim: RaaAnimation, 
     clip = Clip(anim.name, rotation, sampling.Channels.empty(3), sampling.Channels.empty(3), animated,
                 start=0.0, end=float(max(n - 1, 0)), ticks_per_second=None,
                 sampler=rclip, cycle=(1.0, float(n)) if n >= 2 else None,
-                layer=layer, weight=float(weight), mix=mix,
+                playback=playback, weight=float(weight), mix=mix,
                 extras={"rite": {"frames": n, "frames_given": bool(anim.frame_count_given)}})
     clip.extras["rite"]["keys"] = key_signs(clip, skeleton)
     return clip
@@ -217,7 +217,7 @@ def key_signs(clip: Clip, skeleton: Skeleton) -> dict[str, list[list[int]]]:
     layer: the hemisphere of a fixed rotation is no stable reference for
     rotations near 180 degrees) back into the file's quaternion."""
     r0 = np.tile(quat.IDENTITY, (len(skeleton), 1))
-    times, baked = replace(clip, layer="ACTION").baked_rotations(r0, 24.0)   # RiTE clips count frames: any fps
+    times, baked = replace(clip, playback="ACTION").baked_rotations(r0, 24.0)   # RiTE clips count frames: any fps
     ch = clip.rotation
     out = {}
     for t, j in enumerate(ch.targets):
@@ -261,7 +261,7 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, playback: str
     clips = []
     for p in paths:
         anim = read_raa(p, warnings=warnings)
-        clip = clip_from_raa(skeleton, axes, anim, layer=playback, weight=weight, mix=mix, warnings=warnings)
+        clip = clip_from_raa(skeleton, axes, anim, playback=playback, weight=weight, mix=mix, warnings=warnings)
         if not len(clip.rotation.targets) and anim.tracks:
             raise FormatError("no track matches a joint of the armature", path=p)
         clips.append(clip)

@@ -118,8 +118,8 @@ class _SceneWriter:
         return xm
 
     # -- meshes ------------------------------------------------------------
-    def mesh(self, m: Mesh, name: str | None, bake: np.ndarray | None = None, *, on_binds: bool = False) -> XMesh:
-        """An XMesh in file space (:func:`.mesh_out.xmesh`). ``bake`` (scene
+    def mesh(self, m: Mesh, name: str | None, fold: np.ndarray | None = None, *, on_binds: bool = False) -> XMesh:
+        """An XMesh in file space (:func:`.mesh_out.xmesh`). ``fold`` (scene
         space) is folded into the vertices (a mesh whose placement under its
         joint has no frame); ``on_binds``: a skinned mesh in model space on
         the skeleton's binds (one offset per joint, as Irrlicht keeps)."""
@@ -132,7 +132,7 @@ class _SceneWriter:
             if m.parent >= 0:
                 placed_at = self.default_world[int(m.parent)] @ placed_at
         xm, rep = xmesh(m, name, self.mesh_options(bind), self.reversed_faces(m, sizes), self.material,
-                        bake=bake, placed_at=placed_at)
+                        fold=fold, placed_at=placed_at)
         label = m.name or name or "mesh"
         for what, n in (("limited", rep.limited), ("conflicts", rep.conflicts), ("over_gpu", rep.over_gpu)):
             if n:
@@ -199,8 +199,8 @@ class _SceneWriter:
             if on_binds:        # in model space, in a frame of its own (Irrlicht ignores it for a skinned mesh)
                 matrix = np.eye(4)
             if parent >= 0 and not on_binds:
-                bake = None if _is_identity(matrix) else matrix
-                frames[parent].meshes.append(self.mesh(m, name, bake))
+                fold = None if _is_identity(matrix) else matrix
+                frames[parent].meshes.append(self.mesh(m, name, fold))
             elif not frames and (_is_identity(matrix) or m.parent >= 0):
                 xf.meshes.append(self.mesh(m, name, None))
             else:

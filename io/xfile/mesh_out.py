@@ -93,8 +93,8 @@ def _expand(vmap: np.ndarray, V: int, wv, wj, ww):
 
 
 def xmesh(m: Mesh, name: str | None, opts: MeshOptions, rev: np.ndarray, material: Callable[[int], XMaterial], *,
-          bake: np.ndarray | None = None, placed_at: np.ndarray | None = None) -> tuple[XMesh, MeshReport]:
-    """``m`` as an XMesh in file space. ``bake`` (scene space) is folded
+          fold: np.ndarray | None = None, placed_at: np.ndarray | None = None) -> tuple[XMesh, MeshReport]:
+    """``m`` as an XMesh in file space. ``fold`` (scene space) is folded
     into the vertices (a mesh whose placement under its joint has no
     frame); ``rev`` (F,) the faces written in reverse (``_SceneWriter.reversed_faces``);
     ``material`` the XMaterial of a scene material. With ``opts.bind`` a
@@ -119,12 +119,12 @@ def xmesh(m: Mesh, name: str | None, opts: MeshOptions, rev: np.ndarray, materia
                       np.asarray(skin.weight, dtype=np.float64))
     if skin is not None and opts.bind is not None:
         pos, normals, ib, rep.conflicts = _on_binds(pos, corners, normals, skin, opts, placed_at)
-    elif bake is not None:
-        pos = pos @ bake[:3, :3].T + bake[:3, 3]
+    elif fold is not None:
+        pos = pos @ fold[:3, :3].T + fold[:3, 3]
         if normals is not None:
-            normals = normals @ np.linalg.inv(bake[:3, :3])
+            normals = normals @ np.linalg.inv(fold[:3, :3])
         if ib is not None:
-            ib = ib @ np.linalg.inv(bake)
+            ib = ib @ np.linalg.inv(fold)
     nmat = len(m.materials)
     fm = None
     if nmat:

@@ -274,6 +274,6 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, playback: str
             if not clip.animated.any() and any(len(k.times) for a in aset.animations for k in a.keys):
                 raise FormatError(f"{clip.name}: no animated frame matches a bone of the armature", path=p)
         for clip in apply(clips, str(p), ranges, warnings):
-            clip.layer, clip.weight = playback, float(weight)
+            clip.playback, clip.weight = playback, float(weight)
             out.append(clip)
     return out

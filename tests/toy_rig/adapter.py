@@ -163,7 +163,7 @@ def read_clips(skeleton: Skeleton, axes: AxisConversion, paths, *, playback: str
 
         clips.append(Clip(str(doc.get("name") or Path(p).stem), channels(rot, 4), channels(tra, 3),
                           channels(sca, 3), animated, start=float(lo), end=float(hi),
-                          ticks_per_second=1.0, rotation_mode="slerp", layer=playback, weight=float(weight)))
+                          ticks_per_second=1.0, rotation_mode="slerp", playback=playback, weight=float(weight)))
     return clips
 
 
