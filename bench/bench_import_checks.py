@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What the import's own checks cost (not a test): the self-check (Blender's
-default pose against the oracle, ``operators/selfcheck.py``) and the
+default pose against ``scene.evaluate``, ``operators/selfcheck.py``) and the
 automatic up axis (``scene/orientation.py``), each timed against the same
 import without it, in the same run.
 

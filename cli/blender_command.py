@@ -240,7 +240,7 @@ def _frames(clips, fps: float) -> np.ndarray:
 
 
 def verify_import(fmt, built, layered: bool, args) -> tuple[list, verify.Report]:
-    """Tables of Blender's deformation against the oracle on a fresh parse:
+    """Tables of Blender's deformation against `scene.evaluate` on a fresh parse:
     one for a layer stack, else one per clip at every frame it spans and,
     for a clip that loops, one loop more (the default pose when there is
     none). Returns ([(title, report)], total)."""

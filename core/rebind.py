@@ -20,7 +20,7 @@ moves the vertex, that is ``p' = E_mj p`` with ``E_mj = B_j O_mj``:
   bone's deformation must be followed by for this mesh).
 
 Vertices without weight stay where the mesh is placed at the default pose
-(``unweighted_at``), as Blender and the oracle leave them.
+(``unweighted_at``), as Blender and ``scene.evaluate`` leave them.
 """
 from __future__ import annotations
 

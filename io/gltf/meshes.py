@@ -3,7 +3,7 @@
 a vertex per distinct (vertex, normal, UVs of every set) of the corners,
 and the skin's influences as JOINTS_n/WEIGHTS_n.
 
-Influences follow the scene's weight policy (Blender's, what the oracle
+Influences follow the scene's weight policy (Blender's, what ``scene.evaluate``
 evaluates): a vertex's weights are divided by their sum; a vertex whose
 weights sum to at most ``BLENDER_MIN_CONTRIB``, and the part of a vertex
 weighted to a joint the skin has no inverse bind for, stay where the mesh
