@@ -5,7 +5,7 @@
 A legacy file stores a vertex once per combination of UV, normal and
 material, so a UV seam or a hard edge is two vertices at one place. A
 reader that keeps the file's vertices marks which of them may be one
-(:func:`groups`); the Blender builder welds them (``operators/mesh_weld``),
+(:func:`groups`); ``scene.weld`` welds them for the Blender builder,
 keeping apart those whose faces would otherwise collapse or repeat.
 Vertices are one only where nothing they carry per vertex differs: the same
 position (as stored), the same weights on the same joints, the same colour,
