@@ -26,7 +26,8 @@ SCALE = Option("global_scale", "Scale", "Scale the model (files are in their aut
 #: Forward/Up: the default is the format's (its adapter's ``default_axes()``); the operators
 #: draw them with Blender's ``orientation_helper``, which keeps the two axes apart
 FORWARD = Option("axis_forward", "Forward",
-                 "Which axis of the file points forward (Blender's -Y, towards the front view)", "-Z",
+                 "Which axis of the file becomes Blender's forward, +Y (into the screen in Front view: a "
+                 "model made facing the opposite axis faces you there)", "-Z",
                  items=tuple((a, f"{a} Forward", "") for a in AXES), panel="Transform", flags=("--forward",),
                  enabled_by=MANUAL_ORIENTATION.id)
 UP = Option("axis_up", "Up", "Which axis of the file points up (Blender's Z)", "Y",
