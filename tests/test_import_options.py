@@ -149,3 +149,27 @@ def test_export_bake_pose_keeps_its_old_spellings():
     storage = formats.by_id("xfile").options.STORAGE
     args = cli.build_parser().parse_args(["export", "a.blend", "-o", "b.x", "--format", "binary"])
     assert given(args, (storage,)) == {"storage": "binary"}
+
+
+@pytest.mark.parametrize("forward", ["-Z", "X", "Y", "-X"])
+def test_forward_and_up_tooltips_name_where_the_axes_go(forward):
+    """The file's Forward axis becomes the Blender axis Forward's description
+    names, and Up the one Up's names (the Forward tooltip once said -Y,
+    where the conversion puts it at +Y)."""
+    import numpy as np
+
+    from legacy_skin_io.scene import AxisConversion
+
+    up = "Z" if forward.lstrip("-") != "Z" else "Y"
+    conv = AxisConversion.from_axes(forward, up, 1.0)
+    unit = {"X": [1.0, 0, 0], "Y": [0, 1.0, 0], "Z": [0, 0, 1.0]}
+
+    def blender_axis(axis: str) -> str:
+        v = np.asarray(conv.C) @ (np.array(unit[axis.lstrip("-")]) * (-1 if axis.startswith("-") else 1))
+        i = int(np.argmax(np.abs(v)))
+        return ("+" if v[i] > 0 else "-") + "XYZ"[i]
+
+    assert blender_axis(forward) == "+Y"
+    assert blender_axis(up) == "+Z"
+    assert "Blender's forward, +Y" in import_options.FORWARD.description
+    assert "Blender's Z" in import_options.UP.description
