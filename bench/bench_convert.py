@@ -58,8 +58,7 @@ def through_blender(bpy, src: Path, tmp: Path) -> float:
     ctx = bpy.context
 
     def options(fmt):
-        fields = ImportOptions.__dataclass_fields__
-        return ImportOptions(**{k: v for k, v in fmt.options.IMPORT_DEFAULTS.items() if k in fields})
+        return ImportOptions.of({}, fmt)
 
     bpy.ops.wm.read_homefile(use_empty=True)
     t0 = time.perf_counter()

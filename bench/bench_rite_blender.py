@@ -160,8 +160,7 @@ def main() -> int:
 
     from legacy_skin_io.io.import_options import ImportOptions
 
-    fields = ImportOptions.__dataclass_fields__
-    options = ImportOptions(**{k: v for k, v in fmt.options.IMPORT_DEFAULTS.items() if k in fields})
+    options = ImportOptions.of({}, fmt)
 
     def gltf_export(path):
         return timed(lambda: bpy.ops.export_scene.gltf(filepath=str(path), export_format="GLB"))[0]

@@ -93,8 +93,7 @@ def main() -> int:
 
     register()
     fmt = by_id("xfile")
-    defaults = {**{f: getattr(ImportOptions(), f) for f in ImportOptions.__dataclass_fields__},
-                **{k: v for k, v in fmt.options.IMPORT_DEFAULTS.items() if k in ImportOptions.__dataclass_fields__}}
+    defaults = ImportOptions.of({}, fmt)        # File > Import's options at the format's defaults
     print(f"{'file':18} {'frames':>7} {'bone-frames':>11} {'ours':>9} {'ours CPU':>9} {'bone-frames/s':>13} "
           f"{'assimp+glTF':>11} {'ratio':>6}")
     last = None
@@ -110,7 +109,7 @@ def main() -> int:
                 bpy.ops.wm.read_homefile(use_empty=True)
                 fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
                 t0, c0 = time.perf_counter(), time.process_time()
-                built = pipeline.load(bpy.context, fmt, [str(p)], options=ImportOptions(**defaults))
+                built = pipeline.load(bpy.context, fmt, [str(p)], options=defaults)
                 ours.append(time.perf_counter() - t0)
                 cpu.append(time.process_time() - c0)
                 counts = bone_frames(built, fps)
@@ -132,7 +131,7 @@ def main() -> int:
             bpy.ops.wm.read_homefile(use_empty=True)
             pr = cProfile.Profile()
             pr.enable()
-            pipeline.load(bpy.context, fmt, [str(files[-1])], options=ImportOptions(**defaults))
+            pipeline.load(bpy.context, fmt, [str(files[-1])], options=defaults)
             pr.disable()
             print_profile(pr, 25, "cumtime")
     assert last is not None

@@ -53,8 +53,7 @@ def main() -> int:
 
     register()
     fmt = by_id("xfile")
-    defaults = {**{f: getattr(ImportOptions(), f) for f in ImportOptions.__dataclass_fields__},
-                **{k: v for k, v in fmt.options.IMPORT_DEFAULTS.items() if k in ImportOptions.__dataclass_fields__}}
+    defaults = ImportOptions.of({}, fmt)        # File > Import's options at the format's defaults
     files = [Path(f) for f in args.files] or x_corpus()
     print(f"{'file':34} {'KB':>6} {'ours':>9} {'assimp':>9} {'glTF imp':>9} {'baseline':>9} {'ratio':>6}  "
           f"ratio spread")
@@ -74,7 +73,7 @@ def main() -> int:
                 bpy.ops.wm.read_homefile(use_empty=True)
                 t0 = time.perf_counter()
                 try:
-                    pipeline.load(bpy.context, fmt, [str(p)], options=ImportOptions(**defaults))
+                    pipeline.load(bpy.context, fmt, [str(p)], options=defaults)
                 except pipeline.IOFailed as err:
                     failed = f"our import fails: {err}"
                     break

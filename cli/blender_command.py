@@ -202,15 +202,15 @@ def cmd_import(args) -> int:
     return 0
 
 
-def _reference(fmt, args) -> Scene:
+def _reference(fmt, args, layers: bool) -> Scene:
     """A fresh parse of the files (never read back from Blender), with the
-    command line's options: the model and, for a layer stack, each
-    animation read onto it as a layer, as the import read them."""
+    command line's options: the model and, for a layer stack (``layers``,
+    as :func:`import_files` decided), each animation read onto it as a
+    layer, as the import read them."""
     axes = _axes(fmt, args)
     model_options, clip_options = scene_options(fmt, args), _given(fmt.anim_import_options, args)
     given = _options(fmt, args)[1]
     playback, weight = given.get(import_options.PLAYBACK.id), given.get(import_options.WEIGHT.id, 1.0)
-    layers = args.dominant or len(args.animations) > 1 or args.weights or playback not in (None, "ACTION")
     if not layers and (fmt.anim_suffixes or not args.animations):
         return fmt.read_scene([args.model, *args.animations], axes=axes, **model_options)
     reference = fmt.read_scene([args.model], axes=axes, **model_options)
@@ -245,7 +245,7 @@ def verify_import(fmt, built, layered: bool, args) -> tuple[list, verify.Report]
     for a clip that loops, one loop more (the default pose when there is
     none). Returns ([(title, report)], total)."""
     try:
-        reference = _reference(fmt, args)
+        reference = _reference(fmt, args, layered)
     except (FormatError, SceneError) as err:
         raise pipeline.IOFailed(str(err)) from None
     if not built.baked and not any(c.sampler is not None for c in reference.clips):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.skinning import sum_pairs
 from .rows import dedupe_rows
 
 
@@ -78,10 +79,8 @@ def _influences(skin, V: int):
     v, j, w = v[:n], j[:n], w[:n]
     ok = (v >= 0) & (v < V) & (j >= 0)
     v, j, w = v[ok], j[ok], w[ok]
-    nj = int(j.max()) + 1 if len(j) else 1
-    pair, inv = np.unique(v * nj + j, return_inverse=True)
-    w = np.bincount(inv, weights=w, minlength=len(pair)) + 0.0       # -0.0 -> 0.0
-    v, j = pair // nj, pair % nj
+    v, j, w = sum_pairs(v, j, w)
+    w = w + 0.0                                                      # -0.0 -> 0.0
     with np.errstate(over="ignore"):
         h = (j.astype(np.uint64) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
         h ^= w.view(np.uint64)

@@ -20,16 +20,17 @@ Each field of a block is built as 64-bit words, one array per word position
 left-aligned, its separator, NUL padding. The block's words are laid out row
 by row and the NULs deleted (``bytes.translate``); a NUL inside a table
 string is carried through as a byte that no string of the table and no number
-uses. Tables of fewer than ``_SMALL`` rows are formatted with ``%`` itself.
+uses. Tables of fewer than ``_SMALL`` rows are formatted with ``%`` itself
+(``plain.rows``).
 """
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from . import plain
 from .fields import float_words, int_words, string_words
 from .plain import columns_of
 
@@ -58,11 +59,11 @@ def format_rows(columns: Sequence, block_rows: int = _BLOCK_ROWS) -> Iterator[by
     the same length.
     """
     columns, n = columns_of(columns)
-    columns = [_Strings(*c) if isinstance(c, tuple) else c for c in columns]
     if n < _SMALL:
         if n:
-            yield _small(columns, n)
+            yield plain.rows(columns, 0, n)
         return
+    columns = [_Strings(*c) if isinstance(c, tuple) else c for c in columns]
     mark = _placeholder(columns)
     if mark is not None:
         columns = [_Strings([s.replace(b"\0", mark) for s in c.table], c.index) if isinstance(c, _Strings) else c
@@ -82,20 +83,6 @@ def format_rows(columns: Sequence, block_rows: int = _BLOCK_ROWS) -> Iterator[by
                 fields.append(int_words(np.ascontiguousarray(c[a:b]), end))
         text = _join(fields, b - a)
         yield text if mark is None else text.replace(mark, b"\0")
-
-
-def _small(columns, n: int) -> bytes:
-    """A few rows with Python's % itself."""
-    fmt, values = [], []
-    for c in columns:
-        if isinstance(c, _Strings):
-            fmt.append("%s")
-            values.append([c.table[i].decode("utf-8", "surrogateescape") for i in c.index.tolist()])
-        else:
-            fmt.append("%d" if isinstance(c, range) or c.dtype.kind != "f" else "%r")
-            values.append(c if isinstance(c, range) else c.tolist())
-    line = " ".join(fmt) + "\n"
-    return ((line * n) % tuple(itertools.chain.from_iterable(zip(*values)))).encode("utf-8", "surrogateescape")
 
 
 def _placeholder(columns) -> bytes | None:

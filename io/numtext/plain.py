@@ -21,12 +21,17 @@ _BLOCK_ROWS = 16384                 # rows per block: the text is yielded as it 
 def format_rows(columns: Sequence, block_rows: int = _BLOCK_ROWS) -> Iterator[bytes]:
     """``numtext.format_rows``'s text, block by block, through ``%`` alone."""
     columns, n = columns_of(columns)
+    for a in range(0, n, block_rows):
+        yield rows(columns, a, min(n, a + block_rows))
+
+
+def rows(columns: list, a: int, b: int) -> bytes:
+    """Rows ``a`` to ``b`` (exclusive) of ``columns`` (as :func:`columns_of`
+    gives them) through ``%``."""
     line = b" ".join(b"%s" if isinstance(c, tuple) else b"%r" if isinstance(c, np.ndarray) and c.dtype.kind == "f"
                      else b"%d" for c in columns) + b"\n"
-    for a in range(0, n, block_rows):
-        b = min(n, a + block_rows)
-        values = [_values(c, a, b) for c in columns]
-        yield (line * (b - a)) % tuple(itertools.chain.from_iterable(zip(*values)))
+    values = [_values(c, a, b) for c in columns]
+    return (line * (b - a)) % tuple(itertools.chain.from_iterable(zip(*values)))
 
 
 def columns_of(columns: Sequence) -> tuple[list, int]:
