@@ -61,8 +61,7 @@ class MeshReader:
                                            texture=texture, extras=extras, maps=maps, more_textures=more))
         return self._material_of[key]
 
-    def mesh(self, m: XMesh, name: str, parent: int, sk: Skeleton | None, by_name: dict[str, int],
-             world: np.ndarray | None) -> Mesh:
+    def mesh(self, m: XMesh, name: str, parent: int, sk: Skeleton | None, world: np.ndarray | None) -> Mesh:
         axes = self.axes
         label = f"mesh {name!r}"
         sizes = np.asarray(m.face_sizes, dtype=np.int64)
@@ -96,7 +95,7 @@ class MeshReader:
                 out.face_materials = np.clip(np.asarray(m.material_indices, dtype=np.int64), 0,
                                              len(m.materials) - 1)
         if m.skin_weights and sk is not None:
-            out.skin = self.skin(m, name, sk, by_name, world, parent)
+            out.skin = self.skin(m, name, sk, world, parent)
         if self.weld:       # the file's positions as stored (a conversion could make two of them one)
             out.weld = groups(m.positions, classes_of(m.duplicates, V), out.skin, out.colors)
         return out
@@ -139,9 +138,8 @@ class MeshReader:
         F = len(sizes)
         if not m.skin_weights:
             return np.full(F, own)
-        by_name = self.frame_index
         V = len(m.positions)
-        found = [(sw, by_name.get(sw.frame_name)) for sw in m.skin_weights]
+        found = [(sw, self.frame_index.get(sw.frame_name)) for sw in m.skin_weights]
         found = [(sw, j) for sw, j in found if j is not None]
         # each record's placement matrixOffset @ frame, mirrored or not (the determinants at once)
         placed = (np.array([sw.matrix_offset for sw, _ in found], dtype=np.float64).reshape(-1, 4, 4)
@@ -184,14 +182,13 @@ class MeshReader:
         length = np.linalg.norm(n, axis=1, keepdims=True)
         return n / np.where(length > 0, length, 1.0)
 
-    def skin(self, m: XMesh, name: str, sk: Skeleton, by_name: dict[str, int], world: np.ndarray,
-              parent: int) -> Skin:
+    def skin(self, m: XMesh, name: str, sk: Skeleton, world: np.ndarray, parent: int) -> Skin:
         mw = world[parent] if parent >= 0 else np.eye(4)
         vs, js, ws, offs = [], [], [], {}
         seen: dict[int, list] = {}
         found = []
         for sw in m.skin_weights:
-            j = by_name.get(sw.frame_name)
+            j = self.frame_index.get(sw.frame_name)
             if j is None:
                 group(self.warnings, "SkinWeights name frames the file does not have, their weights are ignored",
                       f"{sw.frame_name!r} (mesh {name!r})")
