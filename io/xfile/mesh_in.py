@@ -80,9 +80,7 @@ class MeshReader:
         if to_mesh is not None and out.normals is not None:
             out.normal_matrix = self.axes.matrices(col(_affine(to_mesh)))[:3, :3]
         if m.uvs is not None and len(m.uvs) == V and len(corners):
-            uv = np.asarray(m.uvs, dtype=np.float64)[corners, :2].copy()
-            uv[:, 1] = 1.0 - uv[:, 1]
-            out.uvs = uv
+            out.uvs = _corner_uvs(m.uvs, corners)
             out.uv_sets = _uv_sets(m, corners)
         if m.vertex_colors is not None and len(m.vertex_colors) == V:
             vc = np.ones((V, 4))
@@ -275,10 +273,15 @@ def _uv_sets(m: XMesh, corners: np.ndarray) -> dict[str, np.ndarray]:
     out = {}
     for n, stream in sets.items():
         if stream is not None and stream.ndim == 2 and stream.shape[1] >= 2 and len(stream) == len(m.positions):
-            uv = np.asarray(stream, dtype=np.float64)[corners, :2].copy()
-            uv[:, 1] = 1.0 - uv[:, 1]
-            out[f"UVMap.{n:03d}"] = uv
+            out[f"UVMap.{n:03d}"] = _corner_uvs(stream, corners)
     return out
+
+
+def _corner_uvs(per_vertex: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """A file UV set (per vertex, v down) per corner, v up."""
+    uv = np.asarray(per_vertex, dtype=np.float64)[corners, :2].copy()
+    uv[:, 1] = 1.0 - uv[:, 1]
+    return uv
 
 
 def _invertible(m: np.ndarray) -> bool:
