@@ -61,8 +61,7 @@ class MeshReader:
                                            texture=texture, extras=extras, maps=maps, more_textures=more))
         return self._material_of[key]
 
-    def mesh(self, m: XMesh, name: str, parent: int, sk: Skeleton | None, by_name: dict[str, int],
-             world: np.ndarray | None) -> Mesh:
+    def mesh(self, m: XMesh, name: str, parent: int, sk: Skeleton | None, world: np.ndarray | None) -> Mesh:
         axes = self.axes
         label = f"mesh {name!r}"
         sizes = np.asarray(m.face_sizes, dtype=np.int64)
@@ -81,9 +80,7 @@ class MeshReader:
         if to_mesh is not None and out.normals is not None:
             out.normal_matrix = self.axes.matrices(col(_affine(to_mesh)))[:3, :3]
         if m.uvs is not None and len(m.uvs) == V and len(corners):
-            uv = np.asarray(m.uvs, dtype=np.float64)[corners, :2].copy()
-            uv[:, 1] = 1.0 - uv[:, 1]
-            out.uvs = uv
+            out.uvs = _corner_uvs(m.uvs, corners)
             out.uv_sets = _uv_sets(m, corners)
         if m.vertex_colors is not None and len(m.vertex_colors) == V:
             vc = np.ones((V, 4))
@@ -96,7 +93,7 @@ class MeshReader:
                 out.face_materials = np.clip(np.asarray(m.material_indices, dtype=np.int64), 0,
                                              len(m.materials) - 1)
         if m.skin_weights and sk is not None:
-            out.skin = self.skin(m, name, sk, by_name, world, parent)
+            out.skin = self.skin(m, name, sk, world, parent)
         if self.weld:       # the file's positions as stored (a conversion could make two of them one)
             out.weld = groups(m.positions, classes_of(m.duplicates, V), out.skin, out.colors)
         return out
@@ -139,9 +136,8 @@ class MeshReader:
         F = len(sizes)
         if not m.skin_weights:
             return np.full(F, own)
-        by_name = self.frame_index
         V = len(m.positions)
-        found = [(sw, by_name.get(sw.frame_name)) for sw in m.skin_weights]
+        found = [(sw, self.frame_index.get(sw.frame_name)) for sw in m.skin_weights]
         found = [(sw, j) for sw, j in found if j is not None]
         # each record's placement matrixOffset @ frame, mirrored or not (the determinants at once)
         placed = (np.array([sw.matrix_offset for sw, _ in found], dtype=np.float64).reshape(-1, 4, 4)
@@ -184,14 +180,13 @@ class MeshReader:
         length = np.linalg.norm(n, axis=1, keepdims=True)
         return n / np.where(length > 0, length, 1.0)
 
-    def skin(self, m: XMesh, name: str, sk: Skeleton, by_name: dict[str, int], world: np.ndarray,
-              parent: int) -> Skin:
+    def skin(self, m: XMesh, name: str, sk: Skeleton, world: np.ndarray, parent: int) -> Skin:
         mw = world[parent] if parent >= 0 else np.eye(4)
         vs, js, ws, offs = [], [], [], {}
         seen: dict[int, list] = {}
         found = []
         for sw in m.skin_weights:
-            j = by_name.get(sw.frame_name)
+            j = self.frame_index.get(sw.frame_name)
             if j is None:
                 group(self.warnings, "SkinWeights name frames the file does not have, their weights are ignored",
                       f"{sw.frame_name!r} (mesh {name!r})")
@@ -278,10 +273,15 @@ def _uv_sets(m: XMesh, corners: np.ndarray) -> dict[str, np.ndarray]:
     out = {}
     for n, stream in sets.items():
         if stream is not None and stream.ndim == 2 and stream.shape[1] >= 2 and len(stream) == len(m.positions):
-            uv = np.asarray(stream, dtype=np.float64)[corners, :2].copy()
-            uv[:, 1] = 1.0 - uv[:, 1]
-            out[f"UVMap.{n:03d}"] = uv
+            out[f"UVMap.{n:03d}"] = _corner_uvs(stream, corners)
     return out
+
+
+def _corner_uvs(per_vertex: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """A file UV set (per vertex, v down) per corner, v up."""
+    uv = np.asarray(per_vertex, dtype=np.float64)[corners, :2].copy()
+    uv[:, 1] = 1.0 - uv[:, 1]
+    return uv
 
 
 def _invertible(m: np.ndarray) -> bool:

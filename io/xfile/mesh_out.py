@@ -165,15 +165,15 @@ def xmesh(m: Mesh, name: str | None, opts: MeshOptions, rev: np.ndarray, materia
             xn, n_idx = dedupe_rows(n)
             xm.normals, xm.normal_face_sizes, xm.normal_face_indices = xn, sizes.copy(), n_idx[src]
     if uvs is not None:
-        u = np.zeros((NV, 2))
-        u[used] = uvs[rep_corner[used]]
-        u[:, 1] = 1.0 - u[:, 1]
-        xm.uvs = u
-        for n, more in enumerate(more_uvs, start=1):
+        def per_vertex(corner_uvs: np.ndarray) -> np.ndarray:      # one UV a file vertex, v down
             u = np.zeros((NV, 2))
-            u[used] = more[rep_corner[used]]
+            u[used] = corner_uvs[rep_corner[used]]
             u[:, 1] = 1.0 - u[:, 1]
-            xm.extra_streams[f"TEXCOORD{n}"] = u
+            return u
+
+        xm.uvs = per_vertex(uvs)
+        for k, more in enumerate(more_uvs, start=1):
+            xm.extra_streams[f"TEXCOORD{k}"] = per_vertex(more)
     if m.colors is not None and len(m.colors) == V:
         c = np.ones((V, 4))
         cc = np.asarray(m.colors, dtype=np.float64).reshape(V, -1)[:, :4]

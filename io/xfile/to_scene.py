@@ -133,12 +133,11 @@ class _Reader:
 
     def scene(self, name: str) -> Scene:
         sk = self.skeleton()
-        reader = MeshReader(self.axes, self.path, self.warnings, self.file_world, self.by_name(), self.weld)
-        by_name: dict[str, int] = {}
+        by_name = self.by_name()        # (empty without frames)
+        reader = MeshReader(self.axes, self.path, self.warnings, self.file_world, by_name, self.weld)
         world = None
         placed = self.placed()
         if sk is not None:
-            by_name = self.by_name()
             self._loosen_singular(sk, placed, by_name)
             world = sk.world()
         meshes: list[Mesh] = []
@@ -148,7 +147,7 @@ class _Reader:
             if mname in used:
                 mname = f"{mname}.{mi}"
             used.add(mname)
-            meshes.append(reader.mesh(m, mname, f, sk, by_name, world))
+            meshes.append(reader.mesh(m, mname, f, sk, world))
         reader.report_turned()
         clips = []
         if sk is not None and reader.extra:
@@ -169,15 +168,15 @@ class _Reader:
         positions, frame and skin (no faces, normals, UVs or materials), and
         each AnimationSet's first pose (the earliest key of each of its keys)."""
         sk = self.skeleton()
-        reader = MeshReader(self.axes, self.path, self.warnings, self.file_world, self.by_name())
-        by_name = self.by_name() if sk is not None else {}
+        by_name = self.by_name()        # (empty without frames)
+        reader = MeshReader(self.axes, self.path, self.warnings, self.file_world, by_name)
         world = sk.world() if sk is not None else None
         empty = np.zeros(0, dtype=np.int64)
         meshes = []
         for m, f in self.placed():
             mesh = Mesh(m.name or name, self.axes.points(m.positions), empty, empty, parent=f)
             if m.skin_weights and sk is not None:
-                mesh.skin = reader.skin(m, mesh.name, sk, by_name, world, f)
+                mesh.skin = reader.skin(m, mesh.name, sk, world, f)
             meshes.append(mesh)
         if sk is not None and reader.extra:
             sk = _with_joints(sk, reader.extra)
