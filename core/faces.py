@@ -263,9 +263,7 @@ def valid_faces(face_sizes, corners, n_vertices: int):
         return np.arange(len(sizes)), np.arange(len(idx)), sizes.copy(), starts, degenerate, dup_faces
     kept = np.nonzero(keep)[0]
     ksizes = sizes[kept]
-    kstart = np.zeros(len(kept), dtype=np.int64)
-    if len(kept) > 1:
-        np.cumsum(ksizes[:-1], out=kstart[1:])
+    kstart = _starts(ksizes)
     src = np.repeat(starts[kept], ksizes) + (np.arange(int(ksizes.sum())) - np.repeat(kstart, ksizes))
     return kept, src, ksizes, kstart, degenerate, dup_faces
 

@@ -43,8 +43,9 @@ def image_path(img) -> str:
     return bpy.path.abspath(raw, library=img.library) if raw.startswith("//") else raw
 
 
-def beside(texture: str | None, filepath: str) -> dict[str, str]:
-    """GameGuru's maps found beside a ``_D`` texture: role -> texture name."""
+def beside(texture: str | None, filepath: str, images: textures.ImageCache) -> dict[str, str]:
+    """GameGuru's maps found beside a ``_D`` texture: role -> texture name
+    (looked for through ``images``' folder listings)."""
     if not texture:
         return {}
     stem, ext = os.path.splitext(texture)
@@ -53,7 +54,7 @@ def beside(texture: str | None, filepath: str) -> dict[str, str]:
     out = {}
     for suffix, role in BESIDE:
         name = stem[:-1] + (suffix if stem[-1] == "D" else suffix.lower()) + ext
-        if textures.find_texture(name, filepath) is not None:
+        if images.find(name, filepath) is not None:
             out[role] = name
     return out
 
@@ -80,7 +81,7 @@ def add_maps(nt, bsdf, mat: Material, filepath: str, images: textures.ImageCache
     returns what the metadata keeps: {"maps": {role: [name, image path]},
     "more": [[name, image path], ...], "beside": [roles found beside]}."""
     maps = dict(mat.maps)
-    found = {r: n for r, n in beside(mat.texture, filepath).items() if r not in maps}
+    found = {r: n for r, n in beside(mat.texture, filepath, images).items() if r not in maps}
     maps.update(found)
     x, y = bsdf.location.x - 700, bsdf.location.y - 320
     kept: dict[str, list[str]] = {}

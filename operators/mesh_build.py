@@ -36,9 +36,9 @@ def valid_faces(mesh: Mesh, warnings: list[str], label: str):
     return kept, src, sizes, starts
 
 
-def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups: np.ndarray,
+def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups: np.ndarray, kept_faces: tuple,
                placement: rebind.SkinPlacement | None = None, mirror: bool = False,
-               weld: Weld | None = None, kept_faces: tuple | None = None) -> tuple[Any, dict]:
+               weld: Weld | None = None) -> tuple[Any, dict]:
     """A mesh object for scene mesh ``mi`` and its metadata, for
     :func:`place_mesh` to complete and store; a skinned mesh's vertices as
     ``placement`` stores them (re-expressed vertices' normals turned with
@@ -49,13 +49,12 @@ def build_mesh(context, built: Built, mi: int, materials: dict[int, Any], groups
     ``weld`` its welded mesh is built (seams and sharp edges marked:
     :func:`.mesh_weld.mark_edges`), the scene vertices' Blender vertices
     stored (:func:`.metadata.store_weld`). ``kept_faces``: the scene mesh's
-    :func:`valid_faces`, when already made (the welded mesh's as well)."""
+    :func:`valid_faces` (the welded mesh's as well)."""
     scene = built.scene
     m = scene.meshes[mi] if weld is None else weld.mesh
-    label = f"mesh {m.name!r}"
     me = bpy.data.meshes.new(m.name)
     V = len(m.positions)
-    kept, src, sizes, starts = kept_faces if kept_faces is not None else valid_faces(m, built.warnings, label)
+    kept, src, sizes, starts = kept_faces
 
     def corners_of(a, dtype):       # a per-corner array of the kept faces (as it is when all are kept)
         a = np.asarray(a, dtype=dtype)
@@ -377,7 +376,7 @@ def build_meshes(context, built: Built, pack_images: bool, default_world: np.nda
         placement = skin_placement(built, mi, default_world, size, mesh) if default_world is not None else None
         placed = _placed(built, mi, default_world, placement)
         mirror = mirrored(placed)
-        obj, meta = build_mesh(context, built, mi, mats, groups, placement, mirror, weld, kept_faces)
+        obj, meta = build_mesh(context, built, mi, mats, groups, kept_faces, placement, mirror, weld)
         m_local = place_mesh(built, mi, obj, meta, placed, placement, mirror, mesh)
         if weld is not None:
             welds.append(weld_note(obj.name, scene.meshes[mi], weld))

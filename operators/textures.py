@@ -140,11 +140,15 @@ class ImageCache:
         self.missing: list[str] = []
         self._listings: dict = {}
 
+    def find(self, name: str, model_path: str) -> str | None:
+        """:func:`find_texture`, through the folder listings this cache has read."""
+        return find_texture(name, model_path, self._listings)
+
     def get(self, name: str, model_path: str, warnings: list[str]):
         """(image or None, True when the file was not found)."""
         if name in self.by_name:
             return self.by_name[name], name in self.missing
-        found = find_texture(name, model_path, self._listings)
+        found = self.find(name, model_path)
         img = None
         if found is None:
             self.missing.append(name)

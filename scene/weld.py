@@ -28,9 +28,7 @@ LEVELS = 8
 class Weld:
     mesh: Mesh              # the mesh to build: one vertex per group
     vertex: np.ndarray      # (V,) the welded vertex (the Blender vertex) of each vertex of the scene's mesh
-    groups: int             # vertices as the reader marked them (before any was kept apart)
     faces_apart: int        # faces given vertices of their own so that they neither collapse nor repeat
-    faces: tuple            # ``mesh_build.valid_faces`` of the scene's mesh: the welded mesh's as well
 
 
 def _first_of(keys: np.ndarray) -> np.ndarray:
@@ -62,8 +60,7 @@ def welded(m: Mesh, faces: tuple) -> Weld | None:
         return None
     V = len(m.positions)
     marked = _first_of(np.asarray(m.weld, dtype=np.int64).reshape(-1))
-    n_groups = int((marked == np.arange(V)).sum())
-    if n_groups == V:
+    if (marked == np.arange(V)).all():
         return None
     kept, src, sizes, _ = faces
     loop = np.asarray(m.corners, dtype=np.int64)[src]
@@ -103,7 +100,7 @@ def welded(m: Mesh, faces: tuple) -> Weld | None:
         skin = Skin(skin.joints, skin.inverse_bind, vertex[skin.vertex[own]], skin.joint[own], skin.weight[own])
     mesh = replace(m, positions=np.asarray(m.positions)[reps], corners=vertex[np.asarray(m.corners, dtype=np.int64)],
                    colors=None if m.colors is None else np.asarray(m.colors)[reps], skin=skin, weld=None)
-    return Weld(mesh, vertex, n_groups, int(apart.sum()), faces)
+    return Weld(mesh, vertex, int(apart.sum()))
 
 
 def weld_note(name: str, m: Mesh, weld: Weld) -> str:
