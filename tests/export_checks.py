@@ -9,7 +9,8 @@ test_xfile_export_blender.py, test_cross_format_blender.py).
   Expected values for it are what Blender itself plays (:func:`positions`),
   never what the extension computes;
 * :func:`match_meshes`, :func:`verify_clips` — a re-import against the
-  oracle (scene.evaluate) of a fresh parse of the ORIGINAL file.
+  oracle (scene.evaluate) of a fresh parse of the ORIGINAL file;
+* :func:`nn_distance` — how far apart two point sets are, whatever their order.
 """
 from __future__ import annotations
 
@@ -125,6 +126,13 @@ def split_maps(written) -> list:
     from legacy_skin_io.io.xfile.reader import read_xfile
 
     return [m.duplicates for m in reader_meshes(read_xfile(written))]
+
+
+def nn_distance(a: np.ndarray, b: np.ndarray) -> float:
+    """Symmetric nearest-neighbour distance between two point sets (a reader
+    or an exporter may reorder and split vertices)."""
+    d = np.linalg.norm(a[:, None, :] - b[None, :, :], axis=2)
+    return float(max(d.min(axis=1).max(), d.min(axis=0).max()))
 
 
 def welded_sources(bpy) -> dict:

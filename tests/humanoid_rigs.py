@@ -40,7 +40,7 @@ import numpy as np
 
 from legacy_skin_io.core import quat
 from legacy_skin_io.io import xfile as X
-from legacy_skin_io.io.xfile.conventions import key_from_rotation
+from legacy_skin_io.io.xfile.conventions import col, key_from_rotation
 
 POSES = ("bind", "tpose", "turned_root", "lying_root", "lying_pelvis", "first_frame", "bind_space_only",
          "world_in_frames")
@@ -236,10 +236,6 @@ def file_axes(up: str) -> np.ndarray:
     raise ValueError(up)
 
 
-def _row(m: np.ndarray) -> np.ndarray:
-    return np.swapaxes(np.asarray(m, dtype=np.float64), -1, -2)
-
-
 def _tubes(rig: Rig, bind: np.ndarray):
     """One skinned box per joint (Max's Root and Biped's Bip01 carry none), from its
     head to its child's (a leaf: on along its parent's direction): positions
@@ -289,7 +285,7 @@ def humanoid_xfile(kind: str = "max", pose: str = "bind", up: str = "Z", animati
     for j, name in enumerate(rig.names):
         p = rig.parents[j]
         local = fworld[j] if p < 0 else np.linalg.solve(fworld[p], fworld[j])
-        frames.append(X.XFrame(name, _row(local)))
+        frames.append(X.XFrame(name, col(local)))        # col: column-vector <-> Direct3D row-vector
         if p >= 0:
             frames[p].children.append(frames[j])
     pos, faces, owner = _tubes(rig, bind)
@@ -298,7 +294,7 @@ def humanoid_xfile(kind: str = "max", pose: str = "bind", up: str = "Z", animati
         m.face_indices = faces[:, ::-1].reshape(-1)
     for j in np.unique(owner).tolist():
         v = np.flatnonzero(owner == j)
-        m.skin_weights.append(X.XSkinWeights(rig.names[j], v, np.ones(len(v)), _row(np.linalg.inv(fbind[j]))))
+        m.skin_weights.append(X.XSkinWeights(rig.names[j], v, np.ones(len(v)), col(np.linalg.inv(fbind[j]))))
     m.skin_header = (1, 1, len(m.skin_weights))
     scene_root = X.XFrame("Scene_Root", np.eye(4), children=[frames[0]], meshes=[m])
     xf = X.XFile(frames=[scene_root], anim_ticks_per_second=TICKS_PER_SECOND)

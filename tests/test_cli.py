@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+from bad_input import cli_error
 from blender_checks import ext, fps, imported, play, reference, verify
 from conftest import DATA, SAMPLES, run_cli  # noqa: E402
 
@@ -21,16 +22,6 @@ from legacy_skin_io.scene import evaluate
 X = DATA / "x"
 RITE = SAMPLES / "rite"
 FPS = 24.0  # Blender's default scene rate (the CLI imports into a new empty scene)
-
-
-def _clean_error(r, where: str) -> str:
-    """Exit 2, one ``error: `` line naming ``where`` (a regex), no traceback."""
-    assert r.returncode == 2, (r.returncode, r.stdout[-1000:], r.stderr[-2000:])
-    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout, r.stderr[-2000:]
-    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error: ")]
-    assert len(errors) == 1, r.stderr[-2000:]
-    assert re.search(where, errors[0]), errors[0]
-    return errors[0]
 
 
 def _verdict(stdout: str):
@@ -136,11 +127,11 @@ def test_rite_verify_takes_the_mergeable_mix():
 def test_rite_broken_input_exits_2_naming_the_line(tmp_path):
     bad = tmp_path / "bad.ram"
     bad.write_text("joints 1\n0 \"a\"\nparent 7\n")
-    _clean_error(run_cli("import", bad, "-o", tmp_path / "out.blend"), r"bad\.ram:\d+")
+    cli_error(run_cli("import", bad, "-o", tmp_path / "out.blend"), pattern=r"bad\.ram:\d+")
     assert not (tmp_path / "out.blend").exists()
     raa = tmp_path / "walk.raa"
     raa.write_text((RITE / "walk.raa").read_text().replace("frames 33", "frames -3", 1))
-    _clean_error(run_cli("verify", RITE / "humanoid.ram", raa), r"walk\.raa:\d+")
+    cli_error(run_cli("verify", RITE / "humanoid.ram", raa), pattern=r"walk\.raa:\d+")
 
 
 # ---------------------------------------------------------------------------
@@ -196,7 +187,7 @@ def test_x_verify_without_animation_checks_the_default_pose():
 ], ids=["line", "byte-offset", "missing"])
 def test_x_unreadable_input_exits_2_with_the_message(tmp_path, cmd, name, where):
     args = [cmd, X / name] + (["-o", tmp_path / "out.blend"] if cmd == "import" else [])
-    _clean_error(run_cli(*args), where)
+    cli_error(run_cli(*args), pattern=where)
     assert not (tmp_path / "out.blend").exists()
 
 
@@ -219,7 +210,7 @@ def test_verify_takes_the_formats_options(tmp_path):
 
 def test_animation_files_of_another_format_are_refused_for_x():
     r = run_cli("verify", X / "assimp" / "test_cube_text.x", RITE / "walk.raa")
-    _clean_error(r, r"walk\.raa: a DirectX model takes animations from \.x files")
+    cli_error(r, pattern=r"walk\.raa: a DirectX model takes animations from \.x files")
 
 
 def test_import_x_writes_a_blend_that_plays_every_set(bpy, tmp_path):
@@ -256,7 +247,7 @@ def test_bad_axes_are_clean_errors(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "--forward: 'Q' is not one of X, Y, Z, -X, -Y, -Z" in r.stderr
     r = run_cli("import", RITE / "humanoid.ram", "--forward", "Y", "--up", "Y", "-o", tmp_path / "o.blend")
-    _clean_error(r, r"forward.*up.*different")
+    cli_error(r, pattern=r"forward.*up.*different")
     assert not (tmp_path / "o.blend").exists()
 
 
@@ -298,10 +289,10 @@ def test_export_blend_to_x_and_ram(rig_blend, tmp_path):
 
 
 def test_export_of_a_missing_or_broken_blend_exits_2(tmp_path):
-    _clean_error(run_cli("export", tmp_path / "nothing.blend", "-o", tmp_path / "out.x"), r"nothing\.blend")
+    cli_error(run_cli("export", tmp_path / "nothing.blend", "-o", tmp_path / "out.x"), pattern=r"nothing\.blend")
     garbage = tmp_path / "garbage.blend"
     garbage.write_bytes(b"this is not a blend file\n" * 10)
-    _clean_error(run_cli("export", garbage, "-o", tmp_path / "out.ram"), r"garbage\.blend")
+    cli_error(run_cli("export", garbage, "-o", tmp_path / "out.ram"), pattern=r"garbage\.blend")
     assert not (tmp_path / "out.x").exists() and not (tmp_path / "out.ram").exists()
 
 

@@ -366,7 +366,8 @@ def test_matrix_keys_in_a_compressed_file_play_in_our_import_and_in_assimp(bpy, 
     assert [a.name for a in sc.animations] == ["Bend"]
     a = sc.animations[0]
     axes = ext("io.formats").by_id("xfile").adapter.default_axes()
-    by_assimp = max(_nn(w, axes.points(np.concatenate(sc.points(a, f * a.ticks_per_second / 24.0)) * [1.0, 1.0, -1.0]))
+    by_assimp = max(rig.nn_distance(w, axes.points(np.concatenate(sc.points(a, f * a.ticks_per_second / 24.0))
+                                                   * [1.0, 1.0, -1.0]))
                     for w, f in zip(want, frames)) / size
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.import_scene.xfile(filepath=str(out)) == {"FINISHED"}
@@ -375,12 +376,6 @@ def test_matrix_keys_in_a_compressed_file_play_in_our_import_and_in_assimp(bpy, 
     body = next(o for o in bpy.context.scene.objects if o.type == "MESH")
     play(arm, "Bend")
     got = rig.positions(bpy, body, frames)
-    by_import = max(_nn(w, g) for w, g in zip(want, got)) / size
+    by_import = max(rig.nn_distance(w, g) for w, g in zip(want, got)) / size
     print(f"{storage} {float_size}: assimp {by_assimp:.2e}, our import {by_import:.2e} of the model size off")
     assert by_assimp <= REL and by_import <= REL
-
-
-def _nn(a: np.ndarray, b: np.ndarray) -> float:
-    """Symmetric nearest-neighbour distance between two point sets (a reader may reorder vertices)."""
-    d = np.linalg.norm(a[:, None, :] - b[None, :, :], axis=2)
-    return float(max(d.min(axis=1).max(), d.min(axis=0).max()))

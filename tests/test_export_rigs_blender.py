@@ -98,12 +98,6 @@ def _blender_points(bpy, mo, frames) -> np.ndarray:
     return rig.positions(bpy, mo, frames)
 
 
-def _nn(a: np.ndarray, b: np.ndarray) -> float:
-    """Symmetric nearest-neighbour distance between two point sets."""
-    d = np.linalg.norm(a[:, None, :] - b[None, :, :], axis=2)
-    return float(max(d.min(axis=1).max(), d.min(axis=0).max()))
-
-
 def _x_points(path, tmp, frames, fps=24.0, first=None) -> list[np.ndarray]:
     sc = ar.assimp_scene(path, tmp)
     a = sc.animations[0]
@@ -132,7 +126,7 @@ def test_x_export_writes_what_blender_shows(bpy, tmp_path, case):
     out = tmp_path / "rig.x"
     assert bpy.ops.export_scene.xfile(filepath=str(out)) == {"FINISHED"}
     got, _ = _x_points(out, tmp_path, FRAMES)
-    worst = max(_nn(_blender_to_x_space(w), g) for w, g in zip(want, got)) / size
+    worst = max(rig.nn_distance(_blender_to_x_space(w), g) for w, g in zip(want, got)) / size
     print(f"{case}: .X written {worst:.2e} of the model size from what Blender shows")
     assert worst <= REL
 
@@ -161,7 +155,7 @@ def test_x_export_of_keys_at_negative_frames_moves_them_to_tick_0_and_says_so(bp
     assert bpy.ops.export_scene.xfile(filepath=str(out)) == {"FINISHED"}
     assert "written from tick 0" in capfd.readouterr().out
     got, _ = _x_points(out, tmp_path, frames, first=-10)
-    worst = max(_nn(_blender_to_x_space(w), g) for w, g in zip(want, got)) / size
+    worst = max(rig.nn_distance(_blender_to_x_space(w), g) for w, g in zip(want, got)) / size
     assert worst <= REL
 
 
@@ -201,7 +195,7 @@ def test_rite_export_of_keys_at_negative_frames_moves_them_to_frame_0_and_says_s
     sc = rite.read_scene([str(model), str(raa)], warnings=[])
     assert sc.clips[0].frame_range(24.0) == (0.0, float(span[1] - span[0]))
     got = ev.evaluate(sc, sc.clips[0], (frames - span[0]).astype(float), 24.0)
-    worst = max(_nn(w, np.concatenate(g) if isinstance(g, list) else g) for w, g in zip(want, got)) / size
+    worst = max(rig.nn_distance(w, np.concatenate(g) if isinstance(g, list) else g) for w, g in zip(want, got)) / size
     print(f"{span} ({how}): RiTE written {worst:.2e} of the model size from what Blender shows")
     assert worst <= REL
 
@@ -223,7 +217,7 @@ def test_rite_export_writes_what_blender_shows(bpy, tmp_path, case):
     ev = ext("scene.evaluate")
     sc = rite.read_scene([str(out), str(raa[0])], warnings=[])
     got = ev.evaluate(sc, sc.clips[0], FRAMES.astype(float), 24.0)
-    worst = max(_nn(w, np.concatenate(g) if isinstance(g, list) else g) for w, g in zip(want, got)) / size
+    worst = max(rig.nn_distance(w, np.concatenate(g) if isinstance(g, list) else g) for w, g in zip(want, got)) / size
     print(f"{case}: RiTE written {worst:.2e} of the model size from what Blender shows")
     assert worst <= REL
 

@@ -42,15 +42,8 @@ def _place(bpy, ao, scale, *, parent: bool = True) -> None:
     bpy.context.view_layer.update()
 
 
-def _nn(a: np.ndarray, b: np.ndarray) -> float:
-    """Symmetric nearest-neighbour distance between two point sets (an
-    exporter may reorder and split vertices)."""
-    d = np.linalg.norm(a[:, None, :] - b[None, :, :], axis=2)
-    return float(max(d.min(axis=1).max(), d.min(axis=0).max()))
-
-
 def _worst(want, got, size: float) -> float:
-    return max(_nn(w, g) for w, g in zip(want, got)) / size
+    return max(rig.nn_distance(w, g) for w, g in zip(want, got)) / size
 
 
 def _read_back(fid: str, paths, frames, *, clip: str | None, axes=None) -> list[np.ndarray]:
@@ -281,6 +274,6 @@ def test_x_export_writes_a_pose_no_action_keys(bpy, tmp_path, capfd, held, actio
     if action:
         play(arm, "Bend")
     got = rig.positions(bpy, body, frames)
-    again = max(_nn(w, g) for w, g in zip(want, got)) / size
+    again = max(rig.nn_distance(w, g) for w, g in zip(want, got)) / size
     print(f"{held}, {'under an action' if action else 'no action'}: reader {by_reader:.2e}, re-import {again:.2e}")
     assert by_reader <= 1e-5 and again <= 1e-5

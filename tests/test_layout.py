@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The package's layout: no import cycle inside any of its folders, no
-module over :data:`MAX_LINES` lines.
+"""The package's layout: each layer imports only the layers below it
+(:data:`LAYERS`), no import cycle inside any of its folders, no module over
+:data:`MAX_LINES` lines.
 
 Imports are read from the source (``ast``), not run: every ``import`` and
 ``from ... import`` counts wherever it stands (inside a function, under
@@ -9,8 +10,8 @@ Imports are read from the source (``ast``), not run: every ``import`` and
 one, and on the package itself (its ``__init__``) unless the package holds
 the importing module. A folder's cycles are those among the modules of its
 whole subtree (``io/`` with ``io/xfile/``...); the package's top folder
-counts its own modules only (the layers' direction between folders is not
-this test's). Imports made by name at run time (``importlib``) are not seen.
+counts its own modules only (between folders, only the layers' direction is
+checked). Imports made by name at run time (``importlib``) are not seen.
 """
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ PACKAGE = "legacy_skin_io"
 NOT_PACKAGE = ("tests", "tools", "bench", "docs", "samples", "out")
 #: longest module (lines)
 MAX_LINES = 500
+#: the layers, top down: each imports only those after it
+LAYERS = ("cli", "operators", "io", "scene", "core")
 
 #: folder -> why it still fails on this branch (each part of the work untied its own folders; the marks
 #: go once the branches are merged: ``strict`` makes a fixed folder fail until its mark is dropped)
@@ -205,6 +208,21 @@ def test_no_import_cycle_inside_a_folder(folder, package_graph):
 def test_no_module_over_the_line_limit(folder):
     found = long_modules(ROOT, folder)
     assert not found, f"modules over {MAX_LINES} lines: {', '.join(found)}"
+
+
+def test_layers_import_only_the_layers_below_them(package_graph):
+    """cli -> operators -> io -> scene -> core: the command line is a
+    package nothing below it imports (operators get the progress display
+    passed in)."""
+    wrong = []
+    for name, deps in sorted(package_graph.items()):
+        layer = _top(name)
+        if layer not in LAYERS:
+            continue
+        above = {_top(d) for d in deps} & set(LAYERS[:LAYERS.index(layer)])
+        if above:
+            wrong.append(f"{modules(ROOT)[name].relative_to(ROOT)} imports {', '.join(sorted(above))}")
+    assert not wrong, wrong
 
 
 def test_the_folders_include_each_layer():
