@@ -498,3 +498,18 @@ def test_meshes_bound_otherwise_are_moved_onto_irrlichts_one_bind_per_bone(irrli
     print(f"two meshes, one bound otherwise: {int(on_head.sum())} head vertices, {int(shared.sum())} shared; worst "
           f"{err[:, exact].max():.3g} of the model size elsewhere, {err[:, ~exact].max():.3g} on the shared ones")
     assert err[:, exact].max() <= BOUND and on_head.sum() > shared.sum() > 0
+
+
+def test_irrlicht_target_writes_scale_keys_only_where_a_bone_scales(tmp_path):
+    """The RiTE humanoid (rotations only: no bone scales) written with the
+    IRRLICHT target holds rotation and position keys for every animated
+    frame and no scale key, as the Key Type option's description says (it
+    once said the target always writes scale keys)."""
+    out = tmp_path / "humanoid.x"
+    convert([str(p) for p in RITE], str(out), write_options={"target": "IRRLICHT"}, warnings=Warnings())
+    (aset,) = read_xfile(out).animation_sets
+    kinds = [{k.key_type for k in a.keys} for a in aset.animations]
+    assert kinds and all({0, 2} <= k for k in kinds), kinds
+    assert not any(1 in k for k in kinds), kinds
+    spec = next(o for o in by_id("xfile").export_options if o.id == "key_type")
+    assert "scale keys where a bone scales" in spec.description

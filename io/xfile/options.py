@@ -94,8 +94,8 @@ EXPORT_OPTIONS = (
                   ("64", "64-bit", "Double precision")),
            panel="File", flags=("--float-size", "--float")),
     Option("key_type", "Key Type", "How each bone's animation is stored (the Irrlicht target always writes "
-                                   "rotation, scale and position keys, the DarkBASIC target matrix keys, as "
-                                   "their readers need)", "TRS",
+                                   "rotation and position keys, and scale keys where a bone scales; the "
+                                   "DarkBASIC target matrix keys, as their readers need)", "TRS",
            items=(("TRS", "Rotation, Scale, Position", "Separate rotation, scale and position keys"),
                   ("MATRIX", "Matrix", "One 4x4 matrix per key")),
            panel="Animation"),
