@@ -80,8 +80,6 @@ def add_arguments(parser) -> None:
                       [(fmt.label, fmt.import_options) for fmt in FORMATS], prefix=INPUT)
 
 
-
-
 def loss_line(out: Outcome, limit: float | None) -> str:
     """``out``'s loss in one line (empty when there is none)."""
     if out.loss is None:

@@ -43,7 +43,7 @@ def channel_mode_exact(built: Built, size: float) -> bool:
     turned = rs.turned()
     if turned.any():
         joints = set(int(j) for j in built.bones[turned])
-        s0 = armature_build.local_channels(built)[2]
+        s0 = bone_keys.local_channels(built)[2]
         vals = [s0[j] for j in joints]
         for clip in built.scene.clips:
             ch = clip.scale
@@ -282,7 +282,7 @@ def bone_modes(built: Built) -> dict[str, str]:
 def _key_channels(built: Built, clip: Clip, fps: float, bag, static, default, f0, modes, keyed: dict) -> None:
     """The file's keys, channel by channel (exact when ``channel_mode_exact``)."""
     rs = built.rest
-    t0, r0, s0 = armature_build.local_channels(built)
+    t0, r0, s0 = bone_keys.local_channels(built)
     dt, dr, ds = default
     chans = {"location": clip.translation, "rotation_quaternion": clip.rotation, "scale": clip.scale}
     track_of = {prop: {int(j): k for k, j in enumerate(ch.targets)} for prop, ch in chans.items()}

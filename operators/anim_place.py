@@ -151,8 +151,8 @@ def place_actions(built: Built, fps: float) -> tuple[float, float] | None:
         a.use_fake_user = True
     if not built.actions:
         return None
-    if acts and loop_range(acts[0][2], fps) is not None:
-        return loop_range(acts[0][2], fps)
+    if acts and (loop := loop_range(acts[0][2], fps)) is not None:
+        return loop
     if stack is not None and not acts:
         return stack
     if acts and TIMELINE in acts[0][2].extras:       # a range of a timeline: its own frames

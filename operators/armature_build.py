@@ -320,15 +320,6 @@ def build_armature(context, built: Built, name: str, size: float, binds: np.ndar
         "scene_extras": scene.extras})
 
 
-def local_channels(built: Built):
-    """(translation, rotation, scale) of every joint's local matrix at the
-    default pose (``sampling.decompose_trs``; made once per build)."""
-    if built.local_channels is None:
-        assert built.scene.skeleton is not None
-        built.local_channels = sampling.decompose_trs(built.scene.skeleton.local)
-    return built.local_channels
-
-
 def default_channels(built: Built):
     """(location, rotation (x, y, z, w with w >= 0), scale) of every bone's
     pose basis at the skeleton's default pose (made once per build)."""

@@ -32,4 +32,4 @@ class Built:
     self_check: SelfCheck | None = None                        # the default pose against scene.evaluate's
     default_points: np.ndarray | None = None                   # evaluate.default_points of the scene
     default_channels: tuple | None = None                      # armature_build.default_channels, once made
-    local_channels: tuple | None = None                        # armature_build.local_channels, once made
+    local_channels: tuple | None = None                        # scene.bone_keys.local_channels, once made

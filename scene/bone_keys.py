@@ -41,6 +41,17 @@ class Rigged(Protocol):
     rest: rig.RestSplit | None
     bones: np.ndarray
     default_points: np.ndarray | None        # evaluate.default_points of the scene, when made
+    local_channels: tuple | None             # local_channels(), once made
+
+
+def local_channels(built: Rigged) -> tuple:
+    """(translation, rotation, scale) of every joint's local matrix at the
+    default pose (``sampling.decompose_trs``; made once per import)."""
+    if built.local_channels is None:
+        assert built.scene.skeleton is not None
+        built.local_channels = sampling.decompose_trs(built.scene.skeleton.local)
+    return built.local_channels
+
 
 #: Blender's linear interpolation of the keys misses the clip's playback by
 #: at most this fraction of the model size, at any vertex and any whole frame
@@ -65,7 +76,7 @@ class _Basis:
         assert sk is not None
         self.sk, self.rs, self.clip = sk, built.rest, clip
         self.bones = bones = built.bones
-        self.t0, self.r0, self.s0 = sampling.decompose_trs(sk.local)
+        self.t0, self.r0, self.s0 = local_channels(built)
         self.front = _bone_fronts(built, clip)
         self.moving = moving = clip.animated[bones]
         self.moving_cols = cols = np.flatnonzero(moving)
